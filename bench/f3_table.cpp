@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dwsr/graph/advisor.hpp"
+#include "dwsr/operators/catalogue.hpp"
 
 using namespace dwsr;
 
@@ -33,7 +34,7 @@ std::string percent(double fraction) {
 
 /// envelope -> sweetness_from <- instantaneous_frequency.
 graph sweetness_graph() {
-  graph g;
+  graph g(operators::catalogue());
   g.add("env", "envelope");
   g.add("freq", "instantaneous_frequency");
   g.add("sweet", "sweetness_from", {"env", "freq"});
@@ -47,8 +48,8 @@ int main(int argc, char** argv) try {
   const shape3 f3{651, 951, 462};
   const advice_options o{.budget = 2ull << 30, .workers = 4, .threads = 2, .allocator = argc > 1 ? argv[1] : "exact"};
   const std::vector<std::pair<std::string, graph>> rows{
-      {"envelope", graph::single("envelope")},
-      {"gst_3d_dip", graph::single("gst_3d_dip")},
+      {"envelope", graph::single(operators::catalogue(), "envelope")},
+      {"gst_3d_dip", graph::single(operators::catalogue(), "gst_3d_dip")},
       {"envelope + instantaneous_frequency -> sweetness_from", sweetness_graph()},
   };
   std::printf("Cube %s float32 (%s), %zu workers x %zu threads, %s per worker, allocator model %s.\n\n",

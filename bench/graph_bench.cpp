@@ -31,6 +31,7 @@
 #endif
 
 #include "dwsr/graph/advisor.hpp"
+#include "dwsr/operators/catalogue.hpp"
 #include "dwsr/graph/chunked.hpp"
 #include "dwsr/io/synthetic.hpp"
 
@@ -51,7 +52,7 @@ constexpr std::size_t large_threads = 2;
 /// Five nodes: two complex-trace attributes, a two-input combination, a
 /// windowed smoothing and a windowed derivative attribute of the smoothed cube.
 graph five_node_graph() {
-  graph g;
+  graph g(operators::catalogue());
   g.add("env", "envelope");
   g.add("freq", "instantaneous_frequency");
   g.add("sweet", "sweetness_from", {"env", "freq"});
@@ -114,7 +115,7 @@ const std::vector<float>& small_input() {
 
 /// envelope -> sweetness_from <- instantaneous_frequency.
 graph sweetness_graph() {
-  graph g;
+  graph g(operators::catalogue());
   g.add("env", "envelope");
   g.add("freq", "instantaneous_frequency");
   g.add("sweet", "sweetness_from", {"env", "freq"});
@@ -180,8 +181,8 @@ void chunk_edges(benchmark::internal::Benchmark* b) {
   b->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
-BENCHMARK_CAPTURE(BM_chunked, envelope, [] { return graph::single("envelope"); })->Apply(chunk_edges);
-BENCHMARK_CAPTURE(BM_chunked, gaussian, [] { return graph::single("gaussian"); })->Apply(chunk_edges);
+BENCHMARK_CAPTURE(BM_chunked, envelope, [] { return graph::single(operators::catalogue(), "envelope"); })->Apply(chunk_edges);
+BENCHMARK_CAPTURE(BM_chunked, gaussian, [] { return graph::single(operators::catalogue(), "gaussian"); })->Apply(chunk_edges);
 BENCHMARK_CAPTURE(BM_chunked, sweetness_graph, sweetness_graph)->Apply(chunk_edges);
 
 }  // namespace

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "all.hpp"
+#include "dwsr/operators/catalogue.hpp"
 #include "dwsr/io/synthetic.hpp"
-#include "dwsr/ops/execute.hpp"
+#include "dwsr/graph/execute.hpp"
 
 namespace {
 
@@ -58,7 +58,7 @@ void run_meta(benchmark::State& state, const dwsr::operator_entry* entry) {
 }
 
 const bool registered = [] {
-  for (const auto& e : dwsr::operator_catalogue().entries()) {
+  for (const auto& e : dwsr::operators::catalogue().entries()) {
     benchmark::RegisterBenchmark(("real/" + e.name).c_str(), run_real, &e)
         ->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
     benchmark::RegisterBenchmark(("meta/" + e.name).c_str(), run_meta, &e)->Unit(benchmark::kMicrosecond);

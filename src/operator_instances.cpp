@@ -1,10 +1,10 @@
-// Compiles every operator for the real and the meta context once, for dwsr's
+// Compiles every operator for the default execution contexts once, for dwsr's
 // own tests, tool and benchmarks (which see only extern declarations of them,
-// see operators/all.hpp). Not part of the installed, header-only library.
-#include "all.hpp"
+// see dwsr/operators/catalogue.hpp). Not part of the installed, header-only library.
+#include "dwsr/operators/catalogue.hpp"
 
 namespace dwsr {
-#define DWSR_INSTANTIATE_OPERATOR(Op) template class detail::operator_model<Op>;
+#define DWSR_INSTANTIATE_OPERATOR(Op) template class detail::operator_model<Op, execution_contexts>;
 DWSR_FOR_EACH_OPERATOR(DWSR_INSTANTIATE_OPERATOR)
 #undef DWSR_INSTANTIATE_OPERATOR
 }  // namespace dwsr

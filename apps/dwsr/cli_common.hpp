@@ -15,11 +15,13 @@
 #include <string>
 #include <vector>
 
-#include "all.hpp"
 #include "dwsr/core/bytes.hpp"
 #include "dwsr/error.hpp"
 #include "dwsr/graph/chunked.hpp"
+#include "dwsr/io/source.hpp"
 #include "dwsr/graph/graph_json.hpp"
+#include "dwsr/operators/catalogue.hpp"
+#include "dwsr/sim/any_model.hpp"
 
 namespace dwsr::cli {
 
@@ -49,13 +51,14 @@ inline std::map<std::string, std::string> parse_params(const std::vector<std::st
   return overrides;
 }
 
-/// Looks up an operator and binds `--param name=value` overrides.
-inline std::unique_ptr<configured_operator> configure_operator(const std::string& name,
-                                                                const std::vector<std::string>& params) {
-  return operator_catalogue().find(name).configure(parse_params(params));
+/// The allocator models, for help texts: "exact, host_malloc, ...".
+inline std::string model_names() {
+  std::string out;
+  for (const auto& [name, doc] : sim::model_catalogue()) out += (out.empty() ? "" : ", ") + std::string(name);
+  return out;
 }
 
-/// The options of every command that executes or plans a graph.
+/// The options of every command that executes, plans or advises on a graph.
 struct graph_options {
   std::string graph;
   std::vector<std::string> params;
@@ -65,11 +68,12 @@ struct graph_options {
   std::string memory;
   bool json = false;
 
-  void add_to(CLI::App& cmd) {
+  /// Adds the options; `chunked` adds --chunk (advise searches chunks itself).
+  void add_to(CLI::App& cmd, bool chunked = true) {
     cmd.add_option("graph", graph, "an operator name (see `dwsr ops`) or a graph file (.json, see the README)")
         ->required();
     cmd.add_option("-p,--param", params, "operator parameter NAME=VALUE (repeatable), e.g. sigmas=3,3,3");
-    cmd.add_option("-c,--chunk", chunk, "block shape IxXxT (default: the whole cube)");
+    if (chunked) cmd.add_option("-c,--chunk", chunk, "block shape IxXxT (default: the whole cube)");
     cmd.add_option("-w,--workers", workers, "workers W; blocks go to workers round-robin")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
@@ -79,13 +83,37 @@ struct graph_options {
     cmd.add_option("-m,--memory", memory, "memory budget per worker, e.g. 512MiB, 4GiB (default: none)");
     cmd.add_flag("--json", json, "print a JSON document instead of a table");
   }
-  dwsr::graph build() const { return resolve_graph(graph, parse_params(params)); }
+  dwsr::graph build() const { return resolve_graph(graph, operators::catalogue(), parse_params(params)); }
   std::uint64_t budget() const {
     return memory.empty() ? std::numeric_limits<std::uint64_t>::max() : parse_bytes(memory);
   }
   chunked_options options() const {
     return {.chunk = chunk.empty() ? shape3{} : parse_shape(chunk), .workers = workers, .threads = threads,
             .budget = budget()};
+  }
+};
+
+/// The options of the commands that predict without running: the cube's shape
+/// (given, or read from an input's header) and the allocator model.
+struct prediction_options {
+  std::string shape;
+  std::string input;
+  std::string allocator = "exact";
+
+  void add_to(CLI::App& cmd) {
+    cmd.add_option("-s,--shape", shape, "cube shape IxXxT (inline x crossline x time)");
+    cmd.add_option("-i,--input", input, "or take the shape from an input's header: " + std::string(io::source_spec_help));
+    cmd.add_option("-a,--allocator", allocator,
+                   "allocator model applied to each worker's events: " + model_names() +
+                       " (settings as in `dwsr replay --help`)")
+        ->capture_default_str();
+  }
+  /// The cube shape of --shape or of --input (only its header is read).
+  shape3 cube() const {
+    if (!shape.empty() && !input.empty()) throw invalid_input("give --shape or --input, not both");
+    if (!shape.empty()) return parse_shape(shape);
+    if (!input.empty()) return io::open_source(input)->shape();
+    throw invalid_input("a cube is needed: --shape IxXxT or --input SRC");
   }
 };
 

@@ -12,14 +12,6 @@
 
 namespace dwsr::cli {
 
-/// The cube shape of `--shape` or of `--input` (only its header is read).
-inline shape3 cube_shape(const std::string& shape, const std::string& input) {
-  if (!shape.empty() && !input.empty()) throw invalid_input("give --shape or --input, not both");
-  if (!shape.empty()) return parse_shape(shape);
-  if (!input.empty()) return io::open_source(input)->shape();
-  throw invalid_input("a cube is needed: --shape IxXxT or --input SRC");
-}
-
 inline nlohmann::json evaluation_json(const chunk_evaluation& e, std::uint64_t input_bytes) {
   return {{"chunk", to_string(e.plan.chunk)},
           {"blocks", e.plan.blocks},
@@ -33,23 +25,22 @@ inline void add_plan_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "plan", "predict each worker's peak memory for an operator or graph, without computing or touching the cube");
   static graph_options opts;
-  static std::string shape_text, input, allocator = "exact", trace;
+  static prediction_options predict;
+  static std::string trace;
   opts.add_to(*cmd);
-  cmd->add_option("-s,--shape", shape_text, "cube shape IxXxT (inline x crossline x time)");
-  cmd->add_option("-i,--input", input, "or take the shape from a .npy/SEG-Y file's header");
-  cmd->add_option("-a,--allocator", allocator, "allocator model applied to each worker's events (see `dwsr replay --help`)")
-      ->capture_default_str();
+  predict.add_to(*cmd);
   cmd->add_option("--trace", trace, "write worker 0's planned events as a dwsr trace (CSV)");
   cmd->callback([] {
     const auto g = opts.build();
-    const auto shape = cube_shape(shape_text, input);
+    const auto shape = predict.cube();
     const auto o = opts.options();
+    const auto& allocator = predict.allocator;
     const auto started = std::chrono::steady_clock::now();
     const auto e = evaluate_chunk(g, shape, o.chunk, {.workers = o.workers, .threads = o.threads, .allocator = allocator});
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (!trace.empty()) {
       recorder rec;
-      worker_events(g, shape, o, 0, rec);
+      worker_events(chunked_schedule(g, shape, o), 0, rec);
       sim::write_trace_csv(trace, rec.events());
     }
     const auto input_bytes = shape.voxels() * sizeof(float);
@@ -89,23 +80,19 @@ inline void add_plan_command(CLI::App& app) {
 inline void add_advise_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "advise", "find the largest chunk whose predicted per-worker peak fits a memory budget, and compare with Dask's default");
-  static std::string graph_text, shape_text, input, memory, allocator = "exact";
-  static std::vector<std::string> params;
-  static std::size_t workers = 1, threads = 1;
-  static bool json = false;
-  cmd->add_option("graph", graph_text, "an operator name or a graph file (.json)")->required();
-  cmd->add_option("-p,--param", params, "operator parameter NAME=VALUE (repeatable)");
-  cmd->add_option("-s,--shape", shape_text, "cube shape IxXxT");
-  cmd->add_option("-i,--input", input, "or take the shape from a .npy/SEG-Y file's header");
-  cmd->add_option("-m,--memory", memory, "memory budget per worker, e.g. 2GiB")->required();
-  cmd->add_option("-w,--workers", workers, "workers W")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("-t,--threads", threads, "threads T per worker")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("-a,--allocator", allocator, "allocator model applied to each worker's events")->capture_default_str();
-  cmd->add_flag("--json", json, "print a JSON document");
+  static graph_options opts;
+  static prediction_options predict;
+  opts.add_to(*cmd, false);
+  predict.add_to(*cmd);
+  cmd->get_option("--memory")->required();
   cmd->callback([] {
-    const auto g = resolve_graph(graph_text, parse_params(params));
-    const auto shape = cube_shape(shape_text, input);
-    const advice_options o{.budget = parse_bytes(memory), .workers = workers, .threads = threads, .allocator = allocator};
+    const auto g = opts.build();
+    const auto shape = predict.cube();
+    const auto& graph_text = opts.graph;
+    const auto& allocator = predict.allocator;
+    const auto workers = opts.workers, threads = opts.threads;
+    const bool json = opts.json;
+    const advice_options o{.budget = opts.budget(), .workers = workers, .threads = threads, .allocator = allocator};
     const auto a = advise(g, shape, o);
     const auto input_bytes = shape.voxels() * sizeof(float);
     if (json) {

@@ -14,12 +14,11 @@
 #include "dwsr/sim/any_model.hpp"
 #include "dwsr/sim/chrome_trace.hpp"
 #include "dwsr/sim/replay.hpp"
-#include "dwsr/sim/torch_snapshot.hpp"
-#include "dwsr/sim/trace_csv.hpp"
+#include "dwsr/sim/read_trace.hpp"
 
 namespace dwsr::cli {
 
-namespace detail_replay {
+namespace detail {
 
 inline nlohmann::json stats_json(const sim::model_stats& s) {
   return {{"requested", s.requested},
@@ -41,7 +40,7 @@ inline nlohmann::json stats_json(const sim::model_stats& s) {
 
 inline std::string with_bytes(std::uint64_t b) { return human_bytes(b) + " (" + std::to_string(b) + " B)"; }
 
-}  // namespace detail_replay
+}  // namespace detail
 
 inline void add_replay_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
@@ -56,9 +55,9 @@ inline void add_replay_command(CLI::App& app) {
                   "export of a PyTorch memory snapshot (docs/trace-format.md)")
       ->required();
   cmd->add_option("-a,--allocator", models,
-                  "allocator model NAME[:SETTINGS] (repeatable; default exact): exact, host_malloc, "
-                  "torch_cuda_caching, cupy_pool, rmm_pool; settings as in PYTORCH_CUDA_ALLOC_CONF, e.g. "
-                  "torch_cuda_caching:max_split_size_mb:128,expandable_segments:True");
+                  "allocator model NAME[:SETTINGS] (repeatable; default exact): " + model_names() +
+                      "; settings as in PYTORCH_CUDA_ALLOC_CONF, e.g. "
+                      "torch_cuda_caching:max_split_size_mb:128,expandable_segments:True");
   cmd->add_option("-c,--capacity", capacity_text,
                   "memory per device that allocations may take, e.g. 80GiB, 512MiB, 1000 (default: unlimited)");
   cmd->add_flag("--json", json, "print a JSON document instead of a report");
@@ -74,30 +73,15 @@ inline void add_replay_command(CLI::App& app) {
     options.timeline = !timeline_path.empty();
     sim::replay replay(models, options);
 
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw io_error("cannot open trace '" + file + "'");
-    char first = 0;
-    while (in.get(first) && std::isspace(static_cast<unsigned char>(first))) {
-    }
-    in.clear();
-    in.seekg(0);
-    nlohmann::json trace_info{{"file", file}};
-    std::optional<sim::torch_trace> snapshot;
-    if (first == '{' || first == '[') {
-      snapshot = sim::read_torch_snapshot(in, file, gpu);
-      replay.on_events(snapshot->events);
-      trace_info["format"] = "torch_snapshot";
+    const auto read = sim::read_trace(file, replay, gpu);
+    nlohmann::json trace_info{{"file", file}, {"format", read.format}};
+    const auto& snapshot = read.snapshot;
+    if (snapshot) {
       trace_info["gpu"] = snapshot->gpu;
       trace_info["recorded_peak_reserved"] = snapshot->recorded_peak_reserved;
       trace_info["recorded_reserved_complete"] = snapshot->recorded_reserved_complete;
       trace_info["recorded_oom_event"] =
           snapshot->recorded_oom_event ? nlohmann::json(*snapshot->recorded_oom_event) : nlohmann::json();
-    } else {
-      if (gpu) throw invalid_input("--gpu applies to PyTorch snapshots; '" + file + "' is a dwsr CSV trace");
-      sim::trace_csv_reader reader(in, file);
-      event e;
-      while (reader.next(e)) replay.on_event(e);
-      trace_info["format"] = "csv";
     }
     trace_info["events"] = replay.events();
     const auto results = replay.results();
@@ -124,8 +108,8 @@ inline void add_replay_command(CLI::App& app) {
                {"peak_allocated_event", d.peak_allocated_event},
                {"peak_reserved", d.stats.peak_reserved},
                {"peak_reserved_event", d.peak_reserved_event},
-               {"at_peak", detail_replay::stats_json(d.at_peak)},
-               {"end", detail_replay::stats_json(d.stats)},
+               {"at_peak", detail::stats_json(d.at_peak)},
+               {"end", detail::stats_json(d.stats)},
                {"oom", d.oom_event ? nlohmann::json{{"event", *d.oom_event}, {"requested", d.stats.oom_bytes}}
                                    : nlohmann::json()},
                {"alive_at", d.focus_event()},
@@ -142,22 +126,22 @@ inline void add_replay_command(CLI::App& app) {
                 static_cast<unsigned long long>(replay.events()));
     if (snapshot && snapshot->recorded_peak_reserved)
       std::printf("  PyTorch's own peak reserved (segment events): %s%s\n",
-                  detail_replay::with_bytes(snapshot->recorded_peak_reserved).c_str(),
+                  detail::with_bytes(snapshot->recorded_peak_reserved).c_str(),
                   snapshot->recorded_reserved_complete ? "" : " (incomplete: the trace starts mid-run)");
     if (snapshot && snapshot->recorded_oom_event)
       std::printf("  PyTorch raised OOM after event %llu\n",
                   static_cast<unsigned long long>(*snapshot->recorded_oom_event));
     std::printf("capacity: %s\n",
-                options.capacity ? detail_replay::with_bytes(*options.capacity).c_str() : "unlimited");
+                options.capacity ? detail::with_bytes(*options.capacity).c_str() : "unlimited");
     for (const auto& m : results) {
       for (const auto& d : m.devices) {
         std::printf("\n%s on %s (%llu events)\n", m.spec.c_str(), std::string(name_of(d.dev)).c_str(),
                     static_cast<unsigned long long>(d.events));
         std::printf("  peak allocated   %-32s at event %llu\n",
-                    detail_replay::with_bytes(d.stats.peak_allocated).c_str(),
+                    detail::with_bytes(d.stats.peak_allocated).c_str(),
                     static_cast<unsigned long long>(d.peak_allocated_event));
         std::printf("  peak reserved    %-32s at event %llu\n",
-                    detail_replay::with_bytes(d.stats.peak_reserved).c_str(),
+                    detail::with_bytes(d.stats.peak_reserved).c_str(),
                     static_cast<unsigned long long>(d.peak_reserved_event));
         std::printf("  at that peak     %llu segments, largest free block %s, fragmentation %.3f\n",
                     static_cast<unsigned long long>(d.at_peak.segments), human_bytes(d.at_peak.largest_free).c_str(),
@@ -168,7 +152,7 @@ inline void add_replay_command(CLI::App& app) {
                     human_bytes(d.stats.largest_free).c_str(), d.stats.fragmentation());
         if (d.oom_event)
           std::printf("  OUT OF MEMORY    at event %llu: %s requested\n", static_cast<unsigned long long>(*d.oom_event),
-                      detail_replay::with_bytes(d.stats.oom_bytes).c_str());
+                      detail::with_bytes(d.stats.oom_bytes).c_str());
         else
           std::printf("  OOM              none\n");
         if (d.alive.empty()) continue;

@@ -8,64 +8,12 @@
 #include <cstring>
 
 #include "cli_common.hpp"
-#include "dwsr/io/source.hpp"
+#include "dwsr/memory/rss_probe.hpp"
 #include "dwsr/memory/recorder.hpp"
 #include "dwsr/sim/trace_csv.hpp"
 #include "progress.hpp"
 
 namespace dwsr::cli {
-
-/// A figure of this process from /proc/self/status, in bytes.
-inline std::uint64_t proc_status_bytes(const char* key) {
-  std::FILE* f = std::fopen("/proc/self/status", "r");
-  if (!f) return 0;
-  char line[256];
-  std::uint64_t kib = 0;
-  const auto len = std::strlen(key);
-  while (std::fgets(line, sizeof line, f))
-    if (std::strncmp(line, key, len) == 0) kib = std::strtoull(line + len, nullptr, 10);
-  std::fclose(f);
-  return kib * 1024;
-}
-
-/// Measures the peak-RSS increase over a region: resets the kernel's high-water
-/// mark (VmHWM) to the current RSS first, so each run is measured on its own.
-class rss_probe {
- public:
-  rss_probe() {
-    if (std::FILE* f = std::fopen("/proc/self/clear_refs", "w")) {
-      std::fputs("5", f);  // 5: reset the peak RSS to the current RSS (Linux >= 4.0)
-      std::fclose(f);
-    }
-    start_ = proc_status_bytes("VmRSS:");
-  }
-  /// Peak RSS since construction minus the RSS at construction.
-  std::uint64_t increase() const {
-    const auto peak = proc_status_bytes("VmHWM:");
-    return peak > start_ ? peak - start_ : 0;
-  }
-
- private:
-  std::uint64_t start_ = 0;
-};
-
-/// The input of a run: .npy files are read block by block; SEG-Y and synthetic
-/// cubes are read whole first (held by the driver, outside the workers).
-struct run_input {
-  std::unique_ptr<io::cube_source> source;
-  std::vector<float> whole;
-  std::unique_ptr<block_source> blocks;
-
-  explicit run_input(const std::string& spec, std::size_t threads) : source(io::open_source(spec)) {
-    if (const auto* npy = dynamic_cast<const io::npy_source*>(source.get())) {
-      blocks = std::make_unique<npy_block_source>(npy->path());
-    } else {
-      whole.resize(source->shape().voxels());
-      source->read(whole.data(), threads);
-      blocks = std::make_unique<memory_block_source>(cube_view<const float>(whole.data(), source->shape()));
-    }
-  }
-};
 
 /// What one run measured, beside its plan.
 struct run_measurement {
@@ -81,14 +29,14 @@ struct run_measurement {
   }
 };
 
-/// Plans and runs `g` on `input`, writing its outputs to `sink` when given.
-inline run_measurement measure_run(const graph& g, const block_source& input, const chunked_options& o,
-                                   block_sink* sink, const std::vector<event_sink_ref>& worker_sinks = {}) {
+/// Plans and runs schedule `s` on `input`, writing its outputs to `sink` when given.
+inline run_measurement measure_run(const chunked_schedule& s, const block_source& input, block_sink* sink,
+                                   const std::vector<event_sink_ref>& worker_sinks = {}) {
   run_measurement m;
-  m.planned = plan_chunked(g, input.shape(), o);
+  m.planned = plan_chunked(s);
   progress_meter progress(m.planned.blocks, input.shape().voxels());
   const rss_probe rss;
-  m.measured = run_chunked(g, input, sink, o, worker_sinks, [&](const block& b) { progress.on_block(b); });
+  m.measured = run_chunked(s, input, sink, worker_sinks, [&](const block& b) { progress.on_block(b); });
   m.rss_increase = rss.increase();
   return m;
 }
@@ -107,9 +55,9 @@ inline void add_run_command(CLI::App& app) {
   cmd->callback([] {
     const auto g = opts.build();
     const auto o = opts.options();
-    run_input in(input, opts.threads);
-    const auto shape = in.source->shape();
-    plan_chunked(g, shape, o);  // validates the chunking before anything is written
+    const auto in = open_blocks(input);
+    const auto shape = in->shape();
+    const chunked_schedule schedule(g, shape, o);  // validates the chunking before anything is written
     std::error_code ec;
     std::filesystem::create_directories(output, ec);
     if (ec || !std::filesystem::is_directory(output))
@@ -121,7 +69,7 @@ inline void add_run_command(CLI::App& app) {
     npy_block_sink sink(files, shape);
     std::vector<recorder> recorders(trace.empty() ? 0 : o.workers);
     std::vector<event_sink_ref> sinks(recorders.begin(), recorders.end());
-    auto m = measure_run(g, *in.blocks, o, &sink, sinks);
+    auto m = measure_run(schedule, *in, &sink, sinks);
     sink.commit();
     for (const auto& f : files) m.files.push_back(f.path.string());
     for (std::size_t w = 0; w < recorders.size(); ++w) {
@@ -132,7 +80,7 @@ inline void add_run_command(CLI::App& app) {
     const auto input_bytes = shape.voxels() * sizeof(float);
     if (opts.json)
       return print_json({{"graph", opts.graph},
-                         {"input", in.source->describe()},
+                         {"input", in->source().describe()},
                          {"shape", to_string(shape)},
                          {"chunk", to_string(m.planned.chunk)},
                          {"blocks", m.planned.blocks},
@@ -147,7 +95,7 @@ inline void add_run_command(CLI::App& app) {
                          {"seconds", m.measured.seconds},
                          {"outputs", m.files}});
     std::printf("%s on %s (%s), chunk %s: %llu block%s on %zu worker%s x %zu thread%s\n", opts.graph.c_str(),
-                in.source->describe().c_str(), human_bytes(input_bytes).c_str(), to_string(m.planned.chunk).c_str(),
+                in->source().describe().c_str(), human_bytes(input_bytes).c_str(), to_string(m.planned.chunk).c_str(),
                 static_cast<unsigned long long>(m.planned.blocks), m.planned.blocks == 1 ? "" : "s", o.workers,
                 o.workers == 1 ? "" : "s", o.threads, o.threads == 1 ? "" : "s");
     std::printf("  %-8s %14s %14s %8s %8s\n", "worker", "planned peak", "measured peak", "x input", "blocks");
@@ -178,15 +126,16 @@ inline void add_demo_command(CLI::App& app) {
   cmd->add_option("--ops", ops, "operators to run")->delimiter(',')->capture_default_str();
   cmd->add_option("-t,--threads", threads, "threads")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->callback([] {
-    const run_input in("synthetic:" + shape + ":" + std::to_string(seed), threads);
-    const auto input_bytes = in.source->shape().voxels() * sizeof(float);
-    std::printf("dwsr demo: %s (%s of float32), %zu threads\n\n", in.source->describe().c_str(),
+    const auto in = open_blocks("synthetic:" + shape + ":" + std::to_string(seed));
+    const auto input_bytes = in->shape().voxels() * sizeof(float);
+    std::printf("dwsr demo: %s (%s of float32), %zu threads\n\n", in->source().describe().c_str(),
                 human_bytes(input_bytes).c_str(), threads);
     std::printf("%-28s %12s %12s %8s %12s %10s %10s\n", "operator", "planned peak", "measured", "x input",
                 "peak RSS +", "time s", "MB/s");
     bool all_exact = true;
     for (const auto& name : ops) {
-      const auto m = measure_run(graph::single(name), *in.blocks, {.threads = threads}, nullptr);
+      const auto g = graph::single(operators::catalogue(), name);
+      const auto m = measure_run(chunked_schedule(g, in->shape(), {.threads = threads}), *in, nullptr);
       all_exact = all_exact && m.measured_peak() == m.planned.peak();
       std::printf("%-28s %12s %12s %8.2f %12s %10.4f %10.1f\n", name.c_str(), human_bytes(m.planned.peak()).c_str(),
                   human_bytes(m.measured_peak()).c_str(), double(m.measured_peak()) / double(input_bytes),

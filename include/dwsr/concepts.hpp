@@ -1,15 +1,29 @@
 #pragma once
-/// \file dwsr's extension points, one concept each. Everything a user can plug in
-/// is named here; each concept's home header documents it in full.
+/// \file dwsr's extension points, one concept each, and the whole of each
+/// protocol: a type that satisfies a concept plugs in; one that does not fails
+/// here, at the concept, rather than deep inside a template. Each is tested both
+/// ways in tests/concepts_test.cpp.
+///
+/// - ExecutionContext: where an operator runs (host_context, meta_context).
+/// - Operator: a seismic operator (dwsr/operators/), with its variants
+///   ReducingOperator, WindowedReducingOperator and MultiInputOperator.
+/// - EventSink: consumes alloc/free events (dwsr/memory/event_sink.hpp).
+/// - AllocatorModel: turns requested bytes into held bytes (dwsr/sim/allocator_model.hpp).
 
 #include <concepts>
 #include <cstdint>
 #include <span>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "dwsr/core/cube_view.hpp"
+#include "dwsr/exec/meta_context.hpp"
 #include "dwsr/memory/event.hpp"
-#include "dwsr/memory/event_sink.hpp"  // EventSink: consumes events in sequence order
-#include "dwsr/sim/allocator_model.hpp"  // AllocatorModel: turns requested bytes into what a device or the OS holds
+#include "dwsr/memory/event_sink.hpp"
+#include "dwsr/ops/param.hpp"
+#include "dwsr/ops/protocol.hpp"
+#include "dwsr/sim/allocator_model.hpp"
 
 namespace dwsr {
 
@@ -19,25 +33,89 @@ using sim::AllocatorModel;
 
 /// Where an operator runs: allocates through events, and either computes
 /// (host_context, computes == true) or only plans (meta_context). Operators
-/// allocate nothing except through it, so its events see all their memory.
+/// allocate nothing except through it, so its events see all their memory;
+/// they allocate only from the calling thread, outside parallel_for.
 template <class C>
-concept ExecutionContext = requires(C& c, std::uint64_t n, buffer_role r) {
+concept ExecutionContext = requires(C& c, const C& cc, std::uint64_t n, buffer_role r, node_id id) {
   { C::computes } -> std::convertible_to<bool>;
-  { c.threads() } -> std::convertible_to<std::size_t>;
-  { c.node() } -> std::convertible_to<node_id>;
+  { cc.threads() } -> std::convertible_to<std::size_t>;
+  { cc.node() } -> std::convertible_to<node_id>;
+  c.set_node(id);
   { c.template allocate<float>(n, r).data() } -> std::same_as<float*>;
+  { c.template allocate<std::byte>(n, r).data() } -> std::same_as<std::byte*>;
   c.parallel_for(n, [](std::uint64_t, std::uint64_t, std::size_t) {});
   c.compute([] {});
 };
 
-/// An operator of the catalogue (operators/): a name, its halo and outputs, and
-/// one run() that every ExecutionContext executes (see dwsr/ops/operator.hpp).
+/// What every operator declares, whatever it reads: a name, a family and a
+/// one-line summary, its parameters with defaults, a constructor from bound
+/// parameter values, its halo and its outputs.
 template <class Op>
-concept Operator = requires(const Op& op) {
+concept OperatorDescription = requires(const Op& op) {
   { Op::name } -> std::convertible_to<std::string_view>;
   { Op::family } -> std::convertible_to<std::string_view>;
-  op.halo();
-  op.outputs();
-};
+  { Op::summary } -> std::convertible_to<std::string_view>;
+  { Op::params() } -> std::same_as<std::vector<param_spec>>;
+  { op.halo() } -> std::same_as<halo>;
+  { op.outputs() } -> std::same_as<std::vector<output_spec>>;
+} && std::constructible_from<Op, const param_values&> && std::copy_constructible<Op>;
+
+/// An operator that needs cube-wide statistics before it runs (min/max,
+/// histograms, a maximum RMS): reduce() folds one block (no halo) into the
+/// reduction for pass k (every block of pass k before pass k + 1), in an order-
+/// independent way, then run() reads it.
+///
+///     std::size_t reduction_passes() const;
+///     void reduce(Ctx&, cube_view<const float> block, std::size_t pass, reduction& acc) const;
+///     void run(Ctx&, cube_view<const float> in, std::span<const array_ref> out, const reduction&) const;
+template <class Op>
+concept ReducingOperator =
+    OperatorDescription<Op> && requires(const Op& op, meta_context& c, cube_view<const float> in,
+                                        std::span<const array_ref> out, reduction& r) {
+      { op.reduction_passes() } -> std::convertible_to<std::size_t>;
+      op.reduce(c, in, std::size_t{0}, r);
+      op.run(c, in, out, std::as_const(r));
+    };
+
+/// A reducing operator whose statistic reads neighbours (rgb_blending's
+/// instantaneous frequency): reduce() gets the halo-extended block and folds
+/// only the voxels of `interior`.
+template <class Op>
+concept WindowedReducingOperator =
+    ReducingOperator<Op> && requires(const Op& op, meta_context& c, cube_view<const float> in, const box3& w,
+                                     reduction& r) { op.reduce(c, in, w, std::size_t{0}, r); };
+
+/// An operator of several input cubes of one shape (graph nodes such as
+/// sweetness_from): `static constexpr std::size_t arity = N;` and
+///
+///     void run(Ctx&, std::span<const cube_view<const float>> in, std::span<const array_ref> out) const;
+template <class Op>
+concept MultiInputOperator =
+    OperatorDescription<Op> && requires(const Op& op, meta_context& c, std::span<const cube_view<const float>> in,
+                                         std::span<const array_ref> out) {
+      { Op::arity } -> std::convertible_to<std::size_t>;
+      op.run(c, in, out);
+    };
+
+/// An operator of one input cube and no reduction:
+///
+///     void run(Ctx&, cube_view<const float> in, std::span<const array_ref> out) const;
+template <class Op>
+concept CubeOperator = OperatorDescription<Op> && requires(const Op& op, meta_context& c, cube_view<const float> in,
+                                                           std::span<const array_ref> out) { op.run(c, in, out); };
+
+/// A seismic operator (dwsr/operators/): its description and one run() that
+/// every ExecutionContext executes, in one of the three forms above. The
+/// caller allocates the input and the outputs (roles input and output); run()
+/// allocates its temporaries and workspaces through the context only.
+template <class Op>
+concept Operator = CubeOperator<Op> || ReducingOperator<Op> || MultiInputOperator<Op>;
+
+/// Number of input cubes of operator type Op.
+template <Operator Op>
+constexpr std::size_t arity_of() {
+  if constexpr (MultiInputOperator<Op>) return Op::arity;
+  else return 1;
+}
 
 }  // namespace dwsr

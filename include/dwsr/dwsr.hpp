@@ -21,7 +21,7 @@
 #include "dwsr/memory/fan_out.hpp"
 #include "dwsr/memory/peak_counter.hpp"
 #include "dwsr/memory/recorder.hpp"
-#include "dwsr/ops/execute.hpp"
+#include "dwsr/graph/execute.hpp"
 #include "dwsr/ops/registry.hpp"
 #include "dwsr/sim/any_model.hpp"
 #include "dwsr/sim/replay.hpp"

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "all.hpp"
+#include "dwsr/operators/catalogue.hpp"
 #include "cli/cli_runner.hpp"
 #include "dwsr/io/npy.hpp"
 
@@ -18,7 +18,7 @@ TEST_CASE("dwsr ops lists every operator with parameters, halo and outputs") {
   const auto r = run_dwsr("ops --json");
   REQUIRE(r.status == 0);
   const auto ops = nlohmann::json::parse(r.out);
-  REQUIRE(ops.size() == operator_catalogue().entries().size());
+  REQUIRE(ops.size() == operators::catalogue().entries().size());
   bool found = false;
   for (const auto& op : ops) {
     CHECK(op.contains("family"));

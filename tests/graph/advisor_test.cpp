@@ -11,7 +11,7 @@ using namespace dwsr::test;
 
 namespace {
 graph graph_of(std::size_t nodes) {
-  graph g;
+  graph g(operators::catalogue());
   if (nodes == 1) {
     g.add("env", "envelope");
   } else if (nodes == 2) {
@@ -67,7 +67,7 @@ TEST_CASE("a budget below the smallest chunk's peak is a clear error") {
 }
 
 TEST_CASE("axes an operator reads whole stay whole in every candidate") {
-  const auto a = advise(graph::single("lbp2d"), {6, 20, 40}, {.budget = 1 << 20});
+  const auto a = advise(graph::single(operators::catalogue(), "lbp2d"), {6, 20, 40}, {.budget = 1 << 20});
   CHECK(a.chosen.plan.chunk.crosslines == 20);
   CHECK(a.chosen.plan.chunk.samples == 40);
 }

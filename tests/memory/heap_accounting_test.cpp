@@ -12,9 +12,9 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "all.hpp"
+#include "dwsr/operators/catalogue.hpp"
 #include "dwsr/memory/peak_counter.hpp"
-#include "dwsr/ops/execute.hpp"
+#include "dwsr/graph/execute.hpp"
 
 extern "C" {
 void* __libc_malloc(std::size_t);
@@ -78,11 +78,11 @@ TEST_CASE("the events account for the heap growth of every operator") {
   {
     event_bus bus;
     host_context ctx(bus, {.threads = 2});
-    execute(ctx, *operator_catalogue().find("hilbert").configure(), shape,
+    execute(ctx, *operators::catalogue().find("hilbert").configure(), shape,
             [&](float* dst) { std::fill(dst, dst + shape.voxels(), 0.0f); },
             [](std::span<const array_ref>) {});
   }
-  for (const auto& entry : operator_catalogue().entries()) {
+  for (const auto& entry : operators::catalogue().entries()) {
     const auto op = entry.configure();
     peak_counter events;
     event_bus bus(events);

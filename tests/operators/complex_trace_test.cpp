@@ -74,7 +74,7 @@ TEST_CASE("meta execution emits exactly the real execution's events for every co
     shapes.push_back({1 + (seed >> 60), 1 + ((seed >> 50) & 7), 1 + ((seed >> 33) % 200)});
   }
   for (const auto& name : complex_trace_ops) {
-    const auto op = operator_catalogue().find(name).configure();
+    const auto op = operators::catalogue().find(name).configure();
     for (const auto& shape : shapes) {
       for (std::size_t threads : {1, 2, 3}) {
         INFO(name << " on " << to_string(shape) << " with " << threads << " threads");
@@ -103,7 +103,7 @@ TEST_CASE("complex-trace peaks are input + outputs + per-thread traces + a few s
   const std::uint64_t per_thread = (shape.samples + 15) / 16 * 16 * 4 + (shape.samples + 7) / 8 * 8 * 8;
   const std::uint64_t slice = shape.crosslines * shape.samples * 4;
   for (const auto& name : complex_trace_ops) {
-    const auto op = operator_catalogue().find(name).configure();
+    const auto op = operators::catalogue().find(name).configure();
     const auto it = slices.find(name);
     const std::uint64_t expected =
         in_bytes + output_bytes(*op, shape) + threads * per_thread + (it == slices.end() ? 0 : it->second * slice);
@@ -121,11 +121,11 @@ TEST_CASE("complex-trace operators declare their halos") {
       {"instantaneous_bandwidth", 1},   {"dominant_frequency", 1},     {"frequency_change", 2},
       {"sweetness", 1},                 {"quality_factor", 1},         {"response_frequency", 1}};
   for (const auto& name : complex_trace_ops) {
-    const auto h = operator_catalogue().find(name).configure()->halo();
+    const auto h = operators::catalogue().find(name).configure()->halo();
     const auto it = radius.find(name);
     const std::uint64_t r = it == radius.end() ? 0 : it->second;
     INFO(name);
-    CHECK(h == halo{{r, r, 0}, true, false});
+    CHECK(h == halo{.radius = {r, r, 0}, .whole_traces = true});
   }
 }
 
@@ -135,7 +135,7 @@ TEST_CASE("an operator run on a block extended by its halo gives the whole-cube 
   const shape3 shape{8, 7, 40};
   const auto cube = noise(shape, 42);
   for (const auto& name : complex_trace_ops) {
-    const auto op = operator_catalogue().find(name).configure();
+    const auto op = operators::catalogue().find(name).configure();
     const auto r = op->halo().radius;
     const std::uint64_t i0 = 2 - r[0], i1 = 6 + r[0], x0 = 2 - r[1], x1 = 5 + r[1];
     const shape3 block{i1 - i0, x1 - x0, shape.samples};

@@ -64,7 +64,7 @@ TEST_CASE("dip operators follow scipy's windows on kernels the reference does no
   const ndimage::volume x{s, noise(s, 11)};
   SECTION("structure tensor: bitwise the whole-cube computation") {
     const std::array<std::uint64_t, 3> k{2, 4, 5};
-    const auto op = operator_catalogue().find("gradient_structure_tensor").configure(kernel_param(k));
+    const auto op = operators::catalogue().find("gradient_structure_tensor").configure(kernel_param(k));
     const auto run = run_real(*op, x.v, s, 2);
     const auto expected = ndimage::structure_tensor(x, k);
     for (std::size_t c = 0; c < 6; ++c) CHECK(volume_of(run, c, s).v == expected[c].v);
@@ -73,7 +73,7 @@ TEST_CASE("dip operators follow scipy's windows on kernels the reference does no
     const std::array<std::uint64_t, 3> k{4, 2, 3};
     auto params = kernel_param(k);
     params["dip_factor"] = "2.5";
-    const auto run = run_real(*operator_catalogue().find("gradient_dips").configure(params), x.v, s, 3);
+    const auto run = run_real(*operators::catalogue().find("gradient_dips").configure(params), x.v, s, 3);
     const auto expected = ndimage::gradient_dips(x, k, 2.5f);
     CHECK(volume_of(run, 0, s).v == expected[0].v);
     CHECK(volume_of(run, 1, s).v == expected[1].v);
@@ -85,9 +85,9 @@ TEST_CASE("dip operators follow scipy's windows on kernels the reference does no
     const std::array<std::uint64_t, 3> k{3, 2, 4};
     const auto tensor = ndimage::structure_tensor(x, k);
     const auto params = kernel_param(k);
-    const auto dips = run_real(*operator_catalogue().find("gst_2d_dips").configure(params), x.v, s, 2);
-    const auto dip = run_real(*operator_catalogue().find("gst_3d_dip").configure(params), x.v, s, 2);
-    const auto azm = run_real(*operator_catalogue().find("gst_3d_azm").configure(params), x.v, s, 2);
+    const auto dips = run_real(*operators::catalogue().find("gst_2d_dips").configure(params), x.v, s, 2);
+    const auto dip = run_real(*operators::catalogue().find("gst_3d_dip").configure(params), x.v, s, 2);
+    const auto azm = run_real(*operators::catalogue().find("gst_3d_azm").configure(params), x.v, s, 2);
     std::uint64_t checked = 0;
     for (std::uint64_t v = 0; v < s.voxels(); ++v) {
       auto c = [&](std::size_t i) { return double(tensor[i].v[v]); };
@@ -115,12 +115,12 @@ TEST_CASE("dip operators follow scipy's windows on kernels the reference does no
 TEST_CASE("a flat region has a zero tensor: time-axis principal vector, like numpy's eigh") {
   const shape3 s{4, 5, 12};
   const std::vector<float> flat(s.voxels(), 0.25f);
-  CHECK(run_real(*operator_catalogue().find("gst_3d_dip").configure(), flat, s).outputs[0].as<float>()[37] == 0.0f);
-  CHECK(run_real(*operator_catalogue().find("gst_3d_azm").configure(), flat, s).outputs[0].as<float>()[37] == 0.0f);
-  const auto dips = run_real(*operator_catalogue().find("gst_2d_dips").configure(), flat, s);
+  CHECK(run_real(*operators::catalogue().find("gst_3d_dip").configure(), flat, s).outputs[0].as<float>()[37] == 0.0f);
+  CHECK(run_real(*operators::catalogue().find("gst_3d_azm").configure(), flat, s).outputs[0].as<float>()[37] == 0.0f);
+  const auto dips = run_real(*operators::catalogue().find("gst_2d_dips").configure(), flat, s);
   CHECK(dips.outputs[0].as<float>()[37] == 0.0f);
   // gradient dips: 0 / 0 is NaN, which the reference maps to 0.
-  CHECK(run_real(*operator_catalogue().find("gradient_dips").configure(), flat, s).outputs[1].as<float>()[37] == 0.0f);
+  CHECK(run_real(*operators::catalogue().find("gradient_dips").configure(), flat, s).outputs[1].as<float>()[37] == 0.0f);
 }
 
 TEST_CASE("meta execution emits exactly the real execution's events for every dip and azimuth operator") {
@@ -129,7 +129,7 @@ TEST_CASE("meta execution emits exactly the real execution's events for every di
   const std::vector<std::map<std::string, std::string>> params = {{}, {{"kernel", "2,5,4"}}};
   for (const auto& name : dip_ops)
     for (const auto& p : params) {
-      const auto op = operator_catalogue().find(name).configure(p);
+      const auto op = operators::catalogue().find(name).configure(p);
       for (const auto& shape : shapes) {
         const auto input = noise(shape, shape.voxels());
         std::vector<output_data> first;
@@ -153,7 +153,7 @@ TEST_CASE("dip and azimuth peaks are input + outputs + a ring of slices + per-th
     for (const auto& name : dip_ops)
       for (const std::array<std::uint64_t, 3> k : {std::array<std::uint64_t, 3>{3, 3, 3}, {2, 5, 4}}) {
         INFO(name << " kernel " << k[0] << "," << k[1] << "," << k[2]);
-        const auto run = run_real(*operator_catalogue().find(name).configure(kernel_param(k)), input, shape, 3);
+        const auto run = run_real(*operators::catalogue().find(name).configure(kernel_param(k)), input, shape, 3);
         CHECK(run.peak == expected_peak(name, shape, k, 3));
       }
   }
@@ -162,7 +162,7 @@ TEST_CASE("dip and azimuth peaks are input + outputs + a ring of slices + per-th
     // 11x, gst_2d_dips 59x, gst_3d_dip / gst_3d_azm 58x.
     const shape3 shape{128, 128, 512};
     for (const auto& name : dip_ops) {
-      const auto planned = plan(*operator_catalogue().find(name).configure(), shape, 2);
+      const auto planned = plan(*operators::catalogue().find(name).configure(), shape, 2);
       const double ratio = double(planned.peak_bytes) / double(planned.input_bytes);
       std::cout << name << ": peak " << planned.peak_bytes << " B = " << ratio << " x input\n";
       CHECK(planned.peak_bytes == expected_peak(name, shape, {3, 3, 3}, 2));
@@ -177,20 +177,20 @@ TEST_CASE("dip and azimuth operators declare their halos") {
   // A first derivative (1 sample) feeding a window of kernel / 2.
   for (const auto& name : dip_ops) {
     INFO(name);
-    CHECK(operator_catalogue().find(name).configure()->halo() == halo{{2, 2, 2}, false, false});
-    CHECK(operator_catalogue().find(name).configure({{"kernel", "2,5,9"}})->halo() == halo{{2, 3, 5}, false, false});
+    CHECK(operators::catalogue().find(name).configure()->halo() == halo{.radius = {2, 2, 2}});
+    CHECK(operators::catalogue().find(name).configure({{"kernel", "2,5,9"}})->halo() == halo{.radius = {2, 3, 5}});
   }
 }
 
 TEST_CASE("a dip operator run on a block extended by its halo gives the whole-cube values inside") {
   for (const auto& name : dip_ops) {
-    check_halo(*operator_catalogue().find(name).configure());
-    check_halo(*operator_catalogue().find(name).configure({{"kernel", "4,1,6"}}));
+    check_halo(*operators::catalogue().find(name).configure());
+    check_halo(*operators::catalogue().find(name).configure({{"kernel", "4,1,6"}}));
   }
 }
 
 TEST_CASE("dip and azimuth parameters are validated") {
-  const auto& entry = operator_catalogue().find("gst_3d_dip");
+  const auto& entry = operators::catalogue().find("gst_3d_dip");
   CHECK_THROWS_WITH(entry.configure({{"kernel", "3,0,3"}}),
                     Catch::Contains("kernel") && Catch::Contains("whole number"));
   CHECK_THROWS_WITH(entry.configure({{"kernel", "3,2.5,3"}}), Catch::Contains("(2.5)"));
@@ -199,7 +199,7 @@ TEST_CASE("dip and azimuth parameters are validated") {
   CHECK_THROWS_WITH(entry.configure({{"dip_factor", "0"}}),
                     Catch::Contains("dip_factor") && Catch::Contains("non-zero"));
   CHECK_THROWS_AS(entry.configure({{"sigma", "1"}}), invalid_input);
-  CHECK_THROWS_AS(operator_catalogue().find("gradient_structure_tensor").configure({{"dip_factor", "10"}}),
+  CHECK_THROWS_AS(operators::catalogue().find("gradient_structure_tensor").configure({{"dip_factor", "10"}}),
                   invalid_input);
-  CHECK(operator_catalogue().find("gradient_dips").configure({{"dip_factor", "-4"}})->outputs().size() == 2);
+  CHECK(operators::catalogue().find("gradient_dips").configure({{"dip_factor", "-4"}})->outputs().size() == 2);
 }

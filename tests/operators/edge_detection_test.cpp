@@ -74,7 +74,7 @@ TEST_CASE("semblance and eig_complex are 1 where every trace is the same") {
   std::vector<float> cube(s.voxels());
   for (std::uint64_t v = 0; v < cube.size(); ++v) cube[v] = static_cast<float>(std::sin(0.37 * double(v % s.samples)));
   for (const char* name : {"semblance", "semblance2", "eig_complex"}) {
-    const auto run = run_real(*operator_catalogue().find(name).configure(), cube, s, 2);
+    const auto run = run_real(*operators::catalogue().find(name).configure(), cube, s, 2);
     for (std::uint64_t v = 0; v < s.voxels(); ++v) {
       INFO(name << " voxel " << v);
       REQUIRE(output(run)[v] == Approx(1.0).margin(1e-6));
@@ -82,8 +82,8 @@ TEST_CASE("semblance and eig_complex are 1 where every trace is the same") {
   }
   // A window of zero traces: 0 / 0, which the reference maps to 0.
   const std::vector<float> zeros(s.voxels(), 0.0f);
-  CHECK(output(run_real(*operator_catalogue().find("semblance").configure(), zeros, s))[77] == 0.0f);
-  CHECK(output(run_real(*operator_catalogue().find("eig_complex").configure(), zeros, s))[77] == 0.0f);
+  CHECK(output(run_real(*operators::catalogue().find("semblance").configure(), zeros, s))[77] == 0.0f);
+  CHECK(output(run_real(*operators::catalogue().find("eig_complex").configure(), zeros, s))[77] == 0.0f);
 }
 
 TEST_CASE("edge operators follow scipy's windows on kernels the reference does not cover") {
@@ -91,7 +91,7 @@ TEST_CASE("edge operators follow scipy's windows on kernels the reference does n
   const ndimage::volume x{s, noise(s, 13)};
   SECTION("semblance: the windowed definition, summed in double") {
     const std::array<std::uint64_t, 3> k{2, 3, 4};
-    const auto run = run_real(*operator_catalogue().find("semblance").configure(kernel_param(k)), x.v, s, 2);
+    const auto run = run_real(*operators::catalogue().find("semblance").configure(kernel_param(k)), x.v, s, 2);
     const auto expected = x.map([&](std::int64_t i, std::int64_t j, std::int64_t t) {
       double num = 0, den = 0;
       for (std::int64_t c = 0; c < 4; ++c) {
@@ -111,10 +111,10 @@ TEST_CASE("edge operators follow scipy's windows on kernels the reference does n
   SECTION("tensor eigenvalue attributes from an independent eigen-solver") {
     const std::array<std::uint64_t, 3> k{4, 2, 6};
     const auto tensor = ndimage::structure_tensor(x, k);
-    const auto chaos = run_real(*operator_catalogue().find("chaos").configure(kernel_param(k)), x.v, s, 2);
-    const auto coherence = run_real(*operator_catalogue().find("coherence").configure(kernel_param(k)), x.v, s, 2);
+    const auto chaos = run_real(*operators::catalogue().find("chaos").configure(kernel_param(k)), x.v, s, 2);
+    const auto coherence = run_real(*operators::catalogue().find("coherence").configure(kernel_param(k)), x.v, s, 2);
     const auto semblance =
-        run_real(*operator_catalogue().find("structured_semblance").configure(kernel_param(k)), x.v, s, 2);
+        run_real(*operators::catalogue().find("structured_semblance").configure(kernel_param(k)), x.v, s, 2);
     for (std::uint64_t v = 0; v < s.voxels(); ++v) {
       Eigen::Matrix3d m;
       auto c = [&](std::size_t i) { return double(tensor[i].v[v]); };
@@ -129,8 +129,8 @@ TEST_CASE("edge operators follow scipy's windows on kernels the reference does n
   }
   SECTION("eig_complex: largest eigenvalue share of the analytic traces' covariance") {
     const std::array<std::uint64_t, 3> k{2, 3, 4};
-    const auto run = run_real(*operator_catalogue().find("eig_complex").configure(kernel_param(k)), x.v, s, 2);
-    const auto analytic = run_real(*operator_catalogue().find("hilbert").configure(), x.v, s);
+    const auto run = run_real(*operators::catalogue().find("eig_complex").configure(kernel_param(k)), x.v, s, 2);
+    const auto analytic = run_real(*operators::catalogue().find("hilbert").configure(), x.v, s);
     const auto* a = analytic.outputs[0].as<std::complex<float>>();
     for (std::int64_t i = 0; i < std::int64_t(s.inlines); ++i)
       for (std::int64_t j = 0; j < std::int64_t(s.crosslines); ++j)
@@ -158,7 +158,7 @@ TEST_CASE("edge operators follow scipy's windows on kernels the reference does n
     const std::array<std::uint64_t, 3> k{2, 3, 4};
     auto params = kernel_param(k);
     params["dip_factor"] = "2.5";
-    const auto run = run_real(*operator_catalogue().find("volume_curvature").configure(params), x.v, s, 3);
+    const auto run = run_real(*operators::catalogue().find("volume_curvature").configure(params), x.v, s, 3);
     const auto dips = ndimage::gradient_dips(x, k, 2.5f);
     auto to_dip = [](const ndimage::volume& d) {
       return d.map([&](auto i, auto j, auto t) { return -d.at(i, j, t) / 2.5f; });
@@ -169,7 +169,7 @@ TEST_CASE("edge operators follow scipy's windows on kernels the reference does n
       for (std::size_t axis = 0; axis < 3; ++axis)
         f.push_back(ndimage::uniform(ndimage::first_derivative(*w, axis), k));
     for (std::uint64_t n = 0; n < s.voxels(); ++n) {
-      const auto c = ops::detail_ed::curvature::at(u.v[n], v.v[n], f[0].v[n], f[1].v[n], f[2].v[n], f[3].v[n],
+      const auto c = operators::detail::curvature::at(u.v[n], v.v[n], f[0].v[n], f[1].v[n], f[2].v[n], f[3].v[n],
                                                    f[4].v[n], f[5].v[n]);
       const float expected[6] = {c.H, c.K, c.Kmax, c.Kmin, std::max(c.Kmax, c.Kmin), std::min(c.Kmax, c.Kmin)};
       for (std::size_t o = 0; o < 6; ++o) {
@@ -186,7 +186,7 @@ TEST_CASE("meta execution emits exactly the real execution's events for every ed
   for (const auto& name : edge_ops)
     for (const std::map<std::string, std::string>& p :
          {std::map<std::string, std::string>{}, kernel_param({2, 3, 4})}) {
-      const auto op = operator_catalogue().find(name).configure(p);
+      const auto op = operators::catalogue().find(name).configure(p);
       for (const auto& shape : shapes) {
         const auto input = noise(shape, shape.voxels() + 7);
         std::vector<output_data> first;
@@ -210,7 +210,7 @@ TEST_CASE("edge-detection peaks are input + outputs + rings of slices + per-thre
     for (const auto& name : edge_ops)
       for (const auto k : {default_kernel(name), std::array<std::uint64_t, 3>{2, 5, 4}}) {
         INFO(name << " kernel " << k[0] << "," << k[1] << "," << k[2]);
-        const auto run = run_real(*operator_catalogue().find(name).configure(kernel_param(k)), input, shape, 3);
+        const auto run = run_real(*operators::catalogue().find(name).configure(kernel_param(k)), input, shape, 3);
         CHECK(run.peak == expected_peak(name, shape, k, 3));
       }
   }
@@ -221,7 +221,7 @@ TEST_CASE("edge-detection peaks are input + outputs + rings of slices + per-thre
     // (volume_curvature writes six cubes: 7x is its floor).
     const shape3 shape{128, 128, 512};
     for (const auto& name : edge_ops) {
-      const auto planned = plan(*operator_catalogue().find(name).configure(), shape, 2);
+      const auto planned = plan(*operators::catalogue().find(name).configure(), shape, 2);
       const double ratio = double(planned.peak_bytes) / double(planned.input_bytes);
       std::cout << name << ": peak " << planned.peak_bytes << " B = " << ratio << " x input\n";
       CHECK(planned.peak_bytes == expected_peak(name, shape, default_kernel(name), 2));
@@ -233,34 +233,34 @@ TEST_CASE("edge-detection peaks are input + outputs + rings of slices + per-thre
 
 TEST_CASE("edge-detection operators declare their halos") {
   const auto h = [](const char* name, std::map<std::string, std::string> p = {}) {
-    return operator_catalogue().find(name).configure(p)->halo();
+    return operators::catalogue().find(name).configure(p)->halo();
   };
-  CHECK(h("semblance") == halo{{1, 1, 4}, false, false});
-  CHECK(h("semblance2", {{"kernel", "2,5,6"}}) == halo{{1, 2, 3}, false, false});
+  CHECK(h("semblance") == halo{.radius = {1, 1, 4}});
+  CHECK(h("semblance2", {{"kernel", "2,5,6"}}) == halo{.radius = {1, 2, 3}});
   // The analytic signal needs whole traces; the time window lies inside them.
-  CHECK(h("eig_complex") == halo{{1, 1, 0}, true, false});
+  CHECK(h("eig_complex") == halo{.radius = {1, 1, 0}, .whole_traces = true});
   // A first derivative feeding the tensor's window.
   for (const char* name : {"chaos", "coherence", "structured_semblance"})
-    CHECK(h(name) == halo{{2, 2, 5}, false, false});
+    CHECK(h(name) == halo{.radius = {2, 2, 5}});
   // Dips (derivative 1 + median k / 2), their derivative (1), the uniform filter (k / 2).
-  CHECK(h("volume_curvature") == halo{{4, 4, 4}, false, false});
-  CHECK(h("volume_curvature", {{"kernel", "4,1,5"}}) == halo{{6, 2, 6}, false, false});
+  CHECK(h("volume_curvature") == halo{.radius = {4, 4, 4}});
+  CHECK(h("volume_curvature", {{"kernel", "4,1,5"}}) == halo{.radius = {6, 2, 6}});
 }
 
 TEST_CASE("an edge operator run on a block extended by its halo gives the whole-cube values inside") {
   for (const auto& name : edge_ops) {
-    check_halo(*operator_catalogue().find(name).configure());
-    check_halo(*operator_catalogue().find(name).configure({{"kernel", "4,1,6"}}));
+    check_halo(*operators::catalogue().find(name).configure());
+    check_halo(*operators::catalogue().find(name).configure({{"kernel", "4,1,6"}}));
   }
 }
 
 TEST_CASE("edge-detection parameters are validated") {
-  CHECK_THROWS_WITH(operator_catalogue().find("eig_complex").configure({{"kernel", "9,9,9"}}),
+  CHECK_THROWS_WITH(operators::catalogue().find("eig_complex").configure({{"kernel", "9,9,9"}}),
                     Catch::Contains("81") || Catch::Contains("9 x 9"));
-  CHECK_THROWS_WITH(operator_catalogue().find("semblance").configure({{"kernel", "0,3,9"}}),
+  CHECK_THROWS_WITH(operators::catalogue().find("semblance").configure({{"kernel", "0,3,9"}}),
                     Catch::Contains("kernel") && Catch::Contains("whole number"));
-  CHECK_THROWS_WITH(operator_catalogue().find("volume_curvature").configure({{"dip_factor", "0"}}),
+  CHECK_THROWS_WITH(operators::catalogue().find("volume_curvature").configure({{"dip_factor", "0"}}),
                     Catch::Contains("dip_factor"));
-  CHECK_THROWS_AS(operator_catalogue().find("chaos").configure({{"dip_factor", "10"}}), invalid_input);
-  CHECK(operator_catalogue().find("eig_complex").configure({{"kernel", "7,7,3"}})->halo().radius[0] == 3);
+  CHECK_THROWS_AS(operators::catalogue().find("chaos").configure({{"dip_factor", "10"}}), invalid_input);
+  CHECK(operators::catalogue().find("eig_complex").configure({{"kernel", "7,7,3"}})->halo().radius[0] == 3);
 }

@@ -18,7 +18,7 @@ std::uint64_t padded(std::uint64_t n, std::uint64_t per_line) { return (n + per_
 // One float panel per thread, for the widest of the three axes' passes.
 std::uint64_t max_panels(shape3 s, std::uint64_t taps, std::size_t threads) {
   std::uint64_t most = 0;
-  for (int axis = 0; axis < 3; ++axis) most = std::max(most, detail::panel_floats(s, axis, taps));
+  for (int axis = 0; axis < 3; ++axis) most = std::max(most, operators::detail::panel_floats(s, axis, taps));
   return threads * padded(most, 16) * 4;
 }
 
@@ -63,7 +63,7 @@ TEST_CASE("noise-reduction peaks are input + output + kernels + per-thread scrat
     const bool small = shape.inlines < 100;
     const auto input = small ? noise(shape, 1) : std::vector<float>{};
     for (const auto& name : noise_reduction_ops) {
-      const auto op = operator_catalogue().find(name).configure();
+      const auto op = operators::catalogue().find(name).configure();
       const auto expected = in_bytes + output_bytes(*op, shape) + scratch_bytes(name, shape, threads);
       const auto planned = plan(*op, shape, threads).peak_bytes;
       INFO(name << " on " << to_string(shape) << ": peak " << planned << " = " << double(planned) / double(in_bytes)
@@ -77,13 +77,13 @@ TEST_CASE("noise-reduction peaks are input + output + kernels + per-thread scrat
 
 TEST_CASE("noise-reduction operators declare their halos") {
   using H = halo;
-  CHECK(operator_catalogue().find("gaussian").configure()->halo() == H{{4, 4, 4}, false, false});
-  CHECK(operator_catalogue().find("gaussian").configure({{"sigmas", "3,0,1.5"}, {"truncate", "2"}})->halo() ==
-        H{{6, 0, 3}, false, false});
-  CHECK(operator_catalogue().find("median").configure()->halo() == H{{1, 1, 1}, false, false});
-  CHECK(operator_catalogue().find("median").configure({{"kernel", "2,3,4"}})->halo() == H{{1, 1, 2}, false, false});
-  CHECK(operator_catalogue().find("convolution").configure({{"kernel", "1,4,5"}})->halo() ==
-        H{{0, 2, 2}, false, false});
+  CHECK(operators::catalogue().find("gaussian").configure()->halo() == H{.radius = {4, 4, 4}});
+  CHECK(operators::catalogue().find("gaussian").configure({{"sigmas", "3,0,1.5"}, {"truncate", "2"}})->halo() ==
+        H{.radius = {6, 0, 3}});
+  CHECK(operators::catalogue().find("median").configure()->halo() == H{.radius = {1, 1, 1}});
+  CHECK(operators::catalogue().find("median").configure({{"kernel", "2,3,4"}})->halo() == H{.radius = {1, 1, 2}});
+  CHECK(operators::catalogue().find("convolution").configure({{"kernel", "1,4,5"}})->halo() ==
+        H{.radius = {0, 2, 2}});
 }
 
 TEST_CASE("a noise-reduction operator run on a block extended by its halo gives the whole-cube values inside") {
@@ -97,12 +97,12 @@ TEST_CASE("noise-reduction operators on analytic inputs") {
   const shape3 shape{5, 6, 17};
   const auto cube = noise(shape, 21);
   SECTION("gaussian with all sigmas 0 copies its input, as scipy") {
-    const auto y = run_real(*operator_catalogue().find("gaussian").configure({{"sigmas", "0,0,0"}}), cube, shape);
+    const auto y = run_real(*operators::catalogue().find("gaussian").configure({{"sigmas", "0,0,0"}}), cube, shape);
     CHECK(std::memcmp(y.outputs[0].bytes.data(), cube.data(), cube.size() * 4) == 0);
   }
   SECTION("median and convolution of a 1x1x1 window copy their input") {
     for (const char* name : {"median", "convolution"}) {
-      const auto y = run_real(*operator_catalogue().find(name).configure({{"kernel", "1,1,1"}}), cube, shape);
+      const auto y = run_real(*operators::catalogue().find(name).configure({{"kernel", "1,1,1"}}), cube, shape);
       INFO(name);
       CHECK(std::memcmp(y.outputs[0].bytes.data(), cube.data(), cube.size() * 4) == 0);
     }
@@ -111,12 +111,12 @@ TEST_CASE("noise-reduction operators on analytic inputs") {
     // 3x3x3 and 2x3x4 take the sorted-columns path, 1x2x11 the selection path
     for (const std::array<std::int64_t, 3> k : {std::array<std::int64_t, 3>{3, 3, 3}, {2, 3, 4}, {1, 2, 11}}) {
       const auto text = std::to_string(k[0]) + "," + std::to_string(k[1]) + "," + std::to_string(k[2]);
-      const auto y = run_real(*operator_catalogue().find("median").configure({{"kernel", text}}), cube, shape, 2);
+      const auto y = run_real(*operators::catalogue().find("median").configure({{"kernel", text}}), cube, shape, 2);
       auto at = [&](std::int64_t i, std::int64_t x, std::int64_t t) {
-        return cube[(detail::reflect_index(i, shape.inlines) * shape.crosslines +
-                     detail::reflect_index(x, shape.crosslines)) *
+        return cube[(operators::detail::reflect_index(i, shape.inlines) * shape.crosslines +
+                     operators::detail::reflect_index(x, shape.crosslines)) *
                         shape.samples +
-                    detail::reflect_index(t, shape.samples)];
+                    operators::detail::reflect_index(t, shape.samples)];
       };
       for (std::int64_t i = 0; i < 5; ++i)
         for (std::int64_t x = 0; x < 6; ++x)
@@ -133,20 +133,20 @@ TEST_CASE("noise-reduction operators on analytic inputs") {
     }
   }
   SECTION("convolution of a constant is the constant; gaussian of a ramp along time is the ramp inside") {
-    const auto c = run_real(*operator_catalogue().find("convolution").configure(),
+    const auto c = run_real(*operators::catalogue().find("convolution").configure(),
                             std::vector<float>(shape.voxels(), 0.25f), shape)
                        .outputs[0];
     for (std::uint64_t i = 0; i < shape.voxels(); ++i) REQUIRE(c.as<float>()[i] == Approx(0.25).epsilon(1e-6));
     std::vector<float> ramp(shape.voxels());
     for (std::uint64_t i = 0; i < shape.voxels(); ++i) ramp[i] = float(i % shape.samples);
-    const auto g = run_real(*operator_catalogue().find("gaussian").configure(), ramp, shape).outputs[0];
+    const auto g = run_real(*operators::catalogue().find("gaussian").configure(), ramp, shape).outputs[0];
     CHECK(g.as<float>()[8] == Approx(8.0).epsilon(1e-6));  // symmetric kernel: a ramp is unchanged away from borders
   }
   SECTION("NaN becomes 0") {
     auto with_nan = cube;
     with_nan[40] = std::nanf("");
     for (const auto& name : noise_reduction_ops) {
-      const auto y = run_real(*operator_catalogue().find(name).configure(), with_nan, shape).outputs[0];
+      const auto y = run_real(*operators::catalogue().find(name).configure(), with_nan, shape).outputs[0];
       INFO(name);
       for (std::uint64_t i = 0; i < shape.voxels(); ++i) REQUIRE(!std::isnan(y.as<float>()[i]));
     }
@@ -156,7 +156,7 @@ TEST_CASE("noise-reduction operators on analytic inputs") {
 TEST_CASE("noise-reduction operators reject invalid parameters with a message naming them") {
   using Catch::Matchers::Contains;
   auto configure = [](const std::string& op, const std::string& param, const std::string& value) {
-    return operator_catalogue().find(op).configure({{param, value}});
+    return operators::catalogue().find(op).configure({{param, value}});
   };
   CHECK_THROWS_WITH(configure("gaussian", "sigmas", "-1,1,1"), Contains("'sigmas'") && Contains(">= 0"));
   CHECK_THROWS_WITH(configure("gaussian", "truncate", "0"), Contains("'truncate'"));

@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "all.hpp"
+#include "dwsr/operators/catalogue.hpp"
 #include "dwsr/io/npy.hpp"
 #include "dwsr/memory/peak_counter.hpp"
 #include "dwsr/memory/recorder.hpp"
-#include "dwsr/ops/execute.hpp"
+#include "dwsr/graph/execute.hpp"
 
 namespace dwsr::test {
 
@@ -45,15 +45,17 @@ struct real_run {
   std::uint64_t peak = 0;
 };
 
-/// Runs `op` for real on `input` with `threads` threads.
-inline real_run run_real(const configured_operator& op, const std::vector<float>& input, shape3 shape,
-                         std::size_t threads = 1) {
+/// Runs `op` for real on `input` with `threads` threads, in a computing context
+/// of type Ctx (the host by default).
+template <ExecutionContext Ctx = host_context>
+real_run run_real(const configured_operator& op, const std::vector<float>& input, shape3 shape,
+                  std::size_t threads = 1) {
   real_run r;
   recorder rec;
   peak_counter counter;
   fan_out sinks{rec, counter};
   event_bus bus(sinks);
-  host_context ctx(bus, {.threads = threads});
+  Ctx ctx(bus, {.threads = threads});
   execute(
       ctx, op, shape, [&](float* dst) { std::copy(input.begin(), input.end(), dst); },
       [&](std::span<const array_ref> outs) {
@@ -161,7 +163,7 @@ comparison compare(const T* got, const T* ref, std::uint64_t n, const reference_
 inline void check_against_reference(const reference_check& check) {
   const auto dir = reference_dir();
   const auto input = io::load_npy<float>(dir / "input.npy");
-  const auto op = operator_catalogue().find(check.op).configure(check.params);
+  const auto op = operators::catalogue().find(check.op).configure(check.params);
   const auto run = run_real(*op, input.data, input.shape, 2);
   const auto& out = run.outputs.at(check.output);
   const auto path = dir / (check.file + ".npy");

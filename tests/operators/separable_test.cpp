@@ -8,15 +8,15 @@
 #include <cmath>
 #include <vector>
 
-#include "detail/rank_filter.hpp"
-#include "detail/separable.hpp"
-#include "detail/slice_stream.hpp"
+#include "dwsr/operators/detail/rank_filter.hpp"
+#include "dwsr/operators/detail/separable.hpp"
+#include "dwsr/operators/detail/slice_stream.hpp"
 #include "dwsr/exec/host_context.hpp"
 #include "dwsr/exec/meta_context.hpp"
 #include "dwsr/memory/recorder.hpp"
 
 using namespace dwsr;
-using namespace dwsr::detail;
+using namespace dwsr::operators::detail;
 
 namespace {
 

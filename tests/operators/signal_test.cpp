@@ -26,7 +26,7 @@ const std::vector<std::string> signal_ops = {"first_derivative",
 std::uint64_t padded(std::uint64_t n, std::uint64_t per_line) { return (n + per_line - 1) / per_line * per_line; }
 // Bytes of one float panel per thread for a pass along `axis` with `taps` weights.
 std::uint64_t panels(shape3 s, int axis, std::uint64_t taps, std::size_t threads) {
-  return threads * padded(detail::panel_floats(s, axis, taps), 16) * 4;
+  return threads * padded(operators::detail::panel_floats(s, axis, taps), 16) * 4;
 }
 std::uint64_t max_panels(shape3 s, std::uint64_t taps, std::size_t threads) {
   return std::max({panels(s, 0, taps, threads), panels(s, 1, taps, threads), panels(s, 2, taps, threads)});
@@ -78,7 +78,7 @@ TEST_CASE("histogram_equalization reproduces numpy's bins and interpolation bit 
   const auto input = io::load_npy<float>(dir / "input.npy");
   const auto ref = io::load_npy<float>(dir / "histogram_equalization.npy");
   const auto run =
-      run_real(*operator_catalogue().find("histogram_equalization").configure(), input.data, input.shape, 3);
+      run_real(*operators::catalogue().find("histogram_equalization").configure(), input.data, input.shape, 3);
   CHECK(std::memcmp(run.outputs[0].bytes.data(), ref.data.data(), ref.data.size() * 4) == 0);
 }
 
@@ -101,7 +101,7 @@ TEST_CASE("signal peaks are input + output + kernels + per-thread panels + a few
     const bool small = shape.inlines < 100;
     const auto input = small ? noise(shape, 1) : std::vector<float>{};
     for (const auto& name : signal_ops) {
-      const auto op = operator_catalogue().find(name).configure();
+      const auto op = operators::catalogue().find(name).configure();
       const auto expected = in_bytes + output_bytes(*op, shape) + scratch_bytes(name, shape, threads);
       const auto planned = plan(*op, shape, threads).peak_bytes;
       INFO(name << " on " << to_string(shape) << ": peak " << planned << " = " << double(planned) / double(in_bytes)
@@ -116,18 +116,22 @@ TEST_CASE("signal peaks are input + output + kernels + per-thread panels + a few
 
 TEST_CASE("signal operators declare their halos") {
   using H = halo;
-  CHECK(operator_catalogue().find("first_derivative").configure()->halo() == H{{1, 1, 1}, false, false});
-  CHECK(operator_catalogue().find("second_derivative").configure()->halo() == H{{2, 2, 2}, false, false});
-  CHECK(operator_catalogue().find("histogram_equalization").configure()->halo() == H{{0, 0, 0}, false, true});
-  CHECK(operator_catalogue().find("time_gain").configure()->halo() == H{{0, 0, 0}, true, false});
-  CHECK(operator_catalogue().find("rescale_amplitude_range").configure()->halo() == H{{0, 0, 0}, false, false});
-  CHECK(operator_catalogue().find("rms").configure()->halo() == H{{0, 0, 4}, false, false});
-  CHECK(operator_catalogue().find("rms").configure({{"kernel", "3,4,5"}})->halo() == H{{1, 2, 2}, false, false});
-  CHECK(operator_catalogue().find("trace_agc").configure()->halo() == H{{0, 0, 4}, true, true});
-  CHECK(operator_catalogue().find("gradient_magnitude").configure()->halo() == H{{4, 4, 4}, false, false});
-  CHECK(operator_catalogue().find("gradient_magnitude").configure({{"sigmas", "0.5,1,1.2"}})->halo() ==
-        H{{2, 4, 5}, false, false});
-  CHECK(operator_catalogue().find("reflection_intensity").configure()->halo() == H{{0, 0, 4}, false, false});
+  CHECK(operators::catalogue().find("first_derivative").configure()->halo() == H{.radius = {1, 1, 1}});
+  CHECK(operators::catalogue().find("second_derivative").configure()->halo() == H{.radius = {2, 2, 2}});
+  CHECK(operators::catalogue().find("histogram_equalization").configure()->halo() == H{.radius = {0, 0, 0}});
+  CHECK(operators::catalogue().find("time_gain").configure()->halo() == H{.radius = {0, 0, 0}, .whole_traces = true});
+  CHECK(operators::catalogue().find("rescale_amplitude_range").configure()->halo() == H{.radius = {0, 0, 0}});
+  CHECK(operators::catalogue().find("rms").configure()->halo() == H{.radius = {0, 0, 4}});
+  CHECK(operators::catalogue().find("rms").configure({{"kernel", "3,4,5"}})->halo() == H{.radius = {1, 2, 2}});
+  CHECK(operators::catalogue().find("trace_agc").configure()->halo() == H{.radius = {0, 0, 4}, .whole_traces = true});
+  CHECK(operators::catalogue().find("gradient_magnitude").configure()->halo() == H{.radius = {4, 4, 4}});
+  CHECK(operators::catalogue().find("gradient_magnitude").configure({{"sigmas", "0.5,1,1.2"}})->halo() ==
+        H{.radius = {2, 4, 5}});
+  CHECK(operators::catalogue().find("reflection_intensity").configure()->halo() == H{.radius = {0, 0, 4}});
+  // Cube-wide reductions (histogram_equalization's histogram, trace_agc's maximum RMS).
+  for (const auto* name : {"histogram_equalization", "trace_agc"})
+    CHECK(operators::catalogue().find(name).configure()->reduction_passes() > 0);
+  CHECK(operators::catalogue().find("rms").configure()->reduction_passes() == 0);
 }
 
 TEST_CASE("a signal operator run on a block extended by its halo gives the whole-cube values inside") {
@@ -149,8 +153,8 @@ TEST_CASE("trace_agc's reduction is the largest value of the rms it divides") {
   // same order, so the maximum voxel gets exactly 1.5 - 1 = 0.5 x its sample.
   const shape3 shape{6, 5, 50};
   const auto cube = noise(shape, 11);
-  const auto r = reduce_real(*operator_catalogue().find("trace_agc").configure(), cube, shape);
-  const auto rms = run_real(*operator_catalogue().find("rms").configure(), cube, shape, 2);
+  const auto r = reduce_real(*operators::catalogue().find("trace_agc").configure(), cube, shape);
+  const auto rms = run_real(*operators::catalogue().find("rms").configure(), cube, shape, 2);
   const float* v = rms.outputs[0].as<float>();
   REQUIRE(r.values.size() == 1);
   CHECK(r.values[0] == double(*std::max_element(v, v + shape.voxels())));
@@ -160,7 +164,7 @@ TEST_CASE("signal operators on analytic inputs") {
   SECTION("time_gain multiplies sample t by (t + 2)^gain_val") {
     const shape3 shape{2, 2, 30};
     const auto cube = noise(shape, 5);
-    const auto run = run_real(*operator_catalogue().find("time_gain").configure({{"gain_val", "2"}}), cube, shape);
+    const auto run = run_real(*operators::catalogue().find("time_gain").configure({{"gain_val", "2"}}), cube, shape);
     for (std::uint64_t i = 0; i < shape.voxels(); ++i) {
       const auto t = double(i % shape.samples);
       CHECK(run.outputs[0].as<float>()[i] == Approx(cube[i] * (t + 2) * (t + 2)).epsilon(1e-6));
@@ -176,7 +180,7 @@ TEST_CASE("signal operators on analytic inputs") {
                                               i / shape.samples % shape.crosslines, i % shape.samples};
         ramp[i] = 3.0f * float(at[std::size_t(axis)]);
       }
-      const auto op = operator_catalogue().find("first_derivative").configure({{"axis", std::to_string(axis)}});
+      const auto op = operators::catalogue().find("first_derivative").configure({{"axis", std::to_string(axis)}});
       const auto y = run_real(*op, ramp, shape).outputs[0];
       // interior along the axis (the reflect border halves the difference at the ends)
       const std::uint64_t probe = (4 * shape.crosslines + 4) * shape.samples + 5;
@@ -187,11 +191,11 @@ TEST_CASE("signal operators on analytic inputs") {
     const shape3 shape{12, 12, 12};
     std::vector<float> ramp(shape.voxels());
     for (std::uint64_t i = 0; i < shape.voxels(); ++i) ramp[i] = 2.0f * float(i % shape.samples);
-    const auto y = run_real(*operator_catalogue().find("gradient_magnitude").configure(), ramp, shape).outputs[0];
+    const auto y = run_real(*operators::catalogue().find("gradient_magnitude").configure(), ramp, shape).outputs[0];
     const std::uint64_t centre = (6 * shape.crosslines + 6) * shape.samples + 6;
     // the truncated, normalised gaussian derivative of a ramp: slope * sum_x x^2 phi(x) / sigma^2 ~ slope
     CHECK(y.as<float>()[centre] == Approx(2.0).epsilon(1e-3));
-    const auto flat = run_real(*operator_catalogue().find("gradient_magnitude").configure(),
+    const auto flat = run_real(*operators::catalogue().find("gradient_magnitude").configure(),
                                std::vector<float>(shape.voxels(), 1.5f), shape)
                           .outputs[0];
     for (std::uint64_t i = 0; i < shape.voxels(); ++i) REQUIRE(std::abs(flat.as<float>()[i]) < 1e-6f);
@@ -199,8 +203,8 @@ TEST_CASE("signal operators on analytic inputs") {
   SECTION("rms of a constant is its magnitude; reflection_intensity of a constant is (n - 1) x it") {
     const shape3 shape{2, 3, 20};
     const std::vector<float> c(shape.voxels(), -0.5f);
-    const auto r = run_real(*operator_catalogue().find("rms").configure({{"kernel", "2,3,5"}}), c, shape).outputs[0];
-    const auto ri = run_real(*operator_catalogue().find("reflection_intensity").configure(), c, shape).outputs[0];
+    const auto r = run_real(*operators::catalogue().find("rms").configure({{"kernel", "2,3,5"}}), c, shape).outputs[0];
+    const auto ri = run_real(*operators::catalogue().find("reflection_intensity").configure(), c, shape).outputs[0];
     for (std::uint64_t i = 0; i < shape.voxels(); ++i) {
       REQUIRE(r.as<float>()[i] == Approx(0.5).epsilon(1e-6));
       REQUIRE(ri.as<float>()[i] == Approx(-4.0).epsilon(1e-6));
@@ -211,11 +215,11 @@ TEST_CASE("signal operators on analytic inputs") {
     auto cube = noise(shape, 9);
     cube[(1 * 3 + 1) * 12 + 6] = std::nanf("");
     for (const char* name : {"rms", "trace_agc", "gradient_magnitude", "reflection_intensity"}) {
-      const auto y = run_real(*operator_catalogue().find(name).configure(), cube, shape).outputs[0];
+      const auto y = run_real(*operators::catalogue().find(name).configure(), cube, shape).outputs[0];
       INFO(name);
       for (std::uint64_t i = 0; i < shape.voxels(); ++i) REQUIRE(!std::isnan(y.as<float>()[i]));
     }
-    const auto clip = run_real(*operator_catalogue().find("rescale_amplitude_range").configure(), cube, shape);
+    const auto clip = run_real(*operators::catalogue().find("rescale_amplitude_range").configure(), cube, shape);
     CHECK(std::isnan(clip.outputs[0].as<float>()[(1 * 3 + 1) * 12 + 6]));
   }
   SECTION("histogram_equalization maps the minimum to the first bin's CDF and the maximum to 1") {
@@ -223,7 +227,7 @@ TEST_CASE("signal operators on analytic inputs") {
     std::vector<float> ramp(256);
     for (int i = 0; i < 256; ++i) ramp[std::size_t(i)] = float(i);
     ramp[7] = std::nanf("");
-    const auto y = run_real(*operator_catalogue().find("histogram_equalization").configure(), ramp, shape).outputs[0];
+    const auto y = run_real(*operators::catalogue().find("histogram_equalization").configure(), ramp, shape).outputs[0];
     CHECK(y.as<float>()[255] == 1.0f);
     CHECK(y.as<float>()[0] == Approx(1.0 / 255));  // below the first centre: the first bin's CDF
     CHECK(std::isnan(y.as<float>()[7]));           // NaN is left out and stays NaN
@@ -233,7 +237,7 @@ TEST_CASE("signal operators on analytic inputs") {
 TEST_CASE("signal operators reject invalid parameters with a message naming them") {
   using Catch::Matchers::Contains;
   auto configure = [](const std::string& op, const std::string& param, const std::string& value) {
-    return operator_catalogue().find(op).configure({{param, value}});
+    return operators::catalogue().find(op).configure({{param, value}});
   };
   CHECK_THROWS_WITH(configure("first_derivative", "axis", "3"), Contains("'axis'") && Contains("from -3 to 2"));
   CHECK_THROWS_WITH(configure("second_derivative", "axis", "-4"), Contains("'axis'"));
@@ -244,7 +248,7 @@ TEST_CASE("signal operators reject invalid parameters with a message naming them
   CHECK_THROWS_WITH(configure("trace_agc", "kernel", "3,3,9"), Contains("'kernel'") && Contains("1,1,n"));
   CHECK_THROWS_WITH(configure("gradient_magnitude", "sigmas", "0,1,1"), Contains("'sigmas'") && Contains("> 0"));
   CHECK_THROWS_WITH(
-      operator_catalogue().find("rescale_amplitude_range").configure({{"min_val", "1"}, {"max_val", "0"}}),
+      operators::catalogue().find("rescale_amplitude_range").configure({{"min_val", "1"}, {"max_val", "0"}}),
       Contains("min_val <= max_val"));
   CHECK_THROWS_WITH(configure("time_gain", "gain", "2"), Contains("no parameter 'gain'"));
   CHECK_NOTHROW(configure("first_derivative", "axis", "-3"));

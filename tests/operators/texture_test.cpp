@@ -167,7 +167,7 @@ TEST_CASE("GLCM properties match their definitions computed directly on every wi
       const auto q = direct_glcm::quantise(cube, direct.levels);
       std::vector<std::vector<float>> got;
       for (const auto& name : order)
-        got.push_back(floats(run_real(*operator_catalogue().find(name).configure(cfg), cube, shape, 2).outputs[0]));
+        got.push_back(floats(run_real(*operators::catalogue().find(name).configure(cfg), cube, shape, 2).outputs[0]));
       for (std::uint64_t il = 0; il < shape.inlines; ++il)
         for (std::int64_t x = 0; x < std::int64_t(shape.crosslines); ++x)
           for (std::int64_t t = 0; t < std::int64_t(shape.samples); ++t) {
@@ -193,7 +193,7 @@ TEST_CASE("GLCM on degenerate data: constant cubes and non-finite samples") {
         {"glcm_homogeneity", 1.0f}, {"glcm_correlation", 1.0f},   {"glcm_mean", 0.0f}, {"glcm_variance", 0.0f},
         {"glcm_std", 0.0f},         {"glcm_entropy", 0.0f}};
     for (const auto& [name, value] : expected) {
-      const auto y = floats(run_real(*operator_catalogue().find(name).configure(), cube, shape).outputs[0]);
+      const auto y = floats(run_real(*operators::catalogue().find(name).configure(), cube, shape).outputs[0]);
       INFO(name);
       CHECK(std::all_of(y.begin(), y.end(), [v = value](float f) { return f == v; }));
     }
@@ -206,7 +206,7 @@ TEST_CASE("GLCM on degenerate data: constant cubes and non-finite samples") {
     with_nan[100] = -std::numeric_limits<float>::infinity();
     cube[37] = cube[100] = lowest;  // level 0, and min/max unchanged
     for (const auto& name : glcm_ops) {
-      const auto op = operator_catalogue().find(name).configure();
+      const auto op = operators::catalogue().find(name).configure();
       INFO(name);
       CHECK(run_real(*op, with_nan, shape).outputs[0].bytes == run_real(*op, cube, shape).outputs[0].bytes);
     }
@@ -231,7 +231,7 @@ TEST_CASE("local binary patterns wrap periodically at the cube's faces") {
     return out;
   };
   for (const auto& [name, inlines] : {std::pair{"lbp2d", false}, std::pair{"lbp3d", true}}) {
-    const auto op = operator_catalogue().find(name).configure();
+    const auto op = operators::catalogue().find(name).configure();
     const auto codes = floats(run_real(*op, cube, shape).outputs[0]);
     INFO(name);
     CHECK(floats(run_real(*op, roll(cube, inlines), shape).outputs[0]) == roll(codes, inlines));
@@ -241,7 +241,7 @@ TEST_CASE("local binary patterns wrap periodically at the cube's faces") {
     // corners in (inline, crossline, sample) order -,-,- / -,-,+ / ... / +,+,+.
     std::vector<float> grey = noise(shape, 8);
     for (auto& g : grey) g = std::floor(g * 1.5f);
-    const auto codes = floats(run_real(*operator_catalogue().find("lbp3d").configure(), grey, shape).outputs[0]);
+    const auto codes = floats(run_real(*operators::catalogue().find("lbp3d").configure(), grey, shape).outputs[0]);
     const auto n = [&](std::uint64_t i, std::uint64_t x, std::uint64_t t) {
       return grey[(i % shape.inlines * shape.crosslines + x % shape.crosslines) * shape.samples + t % shape.samples];
     };
@@ -265,8 +265,8 @@ TEST_CASE("local binary patterns wrap periodically at the cube's faces") {
   }
   SECTION("a flat cube: every neighbour ties with the centre") {
     const std::vector<float> zero(shape.voxels(), 0.0f);
-    const auto lbp2 = floats(run_real(*operator_catalogue().find("lbp2d").configure(), zero, shape).outputs[0]);
-    const auto lbp3 = floats(run_real(*operator_catalogue().find("lbp3d").configure(), zero, shape).outputs[0]);
+    const auto lbp2 = floats(run_real(*operators::catalogue().find("lbp2d").configure(), zero, shape).outputs[0]);
+    const auto lbp3 = floats(run_real(*operators::catalogue().find("lbp3d").configure(), zero, shape).outputs[0]);
     CHECK(std::all_of(lbp2.begin(), lbp2.end(), [](float f) { return f == 16777215.0f; }));  // 24 bits set (>=)
     CHECK(std::all_of(lbp3.begin(), lbp3.end(), [](float f) { return f == 0.0f; }));         // neither > nor <
   }
@@ -282,7 +282,7 @@ TEST_CASE("meta execution emits exactly the real execution's events for every te
   for (const auto& name : texture_ops()) {
     for (const auto& cfg : {params{}, name == "lbp2d" ? params{{"radius", "2"}} : params{{"window", "5,9"}}}) {
       if (name == "lbp3d" && !cfg.empty()) continue;
-      const auto op = operator_catalogue().find(name).configure(cfg);
+      const auto op = operators::catalogue().find(name).configure(cfg);
       for (const auto& shape : shapes) {
         const auto input = noise(shape, shape.voxels());
         const auto one = run_real(*op, input, shape, 1);
@@ -320,7 +320,7 @@ TEST_CASE("texture peaks are input + output + per-thread scratch, exactly") {
     const auto input = noise(shape, 1);
     const std::uint64_t in_bytes = shape.voxels() * 4;
     for (const auto& name : texture_ops()) {
-      const auto op = operator_catalogue().find(name).configure();
+      const auto op = operators::catalogue().find(name).configure();
       const auto run = run_real(*op, input, shape, threads);
       INFO(name << ": peak " << run.peak << " = " << double(run.peak) / double(in_bytes) << " x input");
       CHECK(run.peak == 2 * in_bytes + texture_scratch(name, shape, threads));
@@ -330,7 +330,7 @@ TEST_CASE("texture peaks are input + output + per-thread scratch, exactly") {
     const shape3 shape{128, 128, 512};
     const std::uint64_t in_bytes = shape.voxels() * 4;
     for (const auto& name : texture_ops()) {
-      const auto report = plan(*operator_catalogue().find(name).configure(), shape, threads);
+      const auto report = plan(*operators::catalogue().find(name).configure(), shape, threads);
       const double ratio = double(report.peak_bytes) / double(in_bytes);
       INFO(name << ": peak " << report.peak_bytes << " = " << ratio << " x input");
       CHECK(report.peak_bytes == 2 * in_bytes + texture_scratch(name, shape, threads));
@@ -342,13 +342,13 @@ TEST_CASE("texture peaks are input + output + per-thread scratch, exactly") {
 TEST_CASE("texture operators declare their halos") {
   for (const auto& name : glcm_ops) {
     INFO(name);
-    CHECK(operator_catalogue().find(name).configure()->halo() == halo{{0, 3, 3}, false, true});
-    CHECK(operator_catalogue().find(name).configure({{"window", "5,9"}})->halo() == halo{{0, 2, 4}, false, true});
-    CHECK(operator_catalogue().find(name).configure()->reduction_passes() == 1);
+    CHECK(operators::catalogue().find(name).configure()->halo() == halo{.radius = {0, 3, 3}});
+    CHECK(operators::catalogue().find(name).configure({{"window", "5,9"}})->halo() == halo{.radius = {0, 2, 4}});
+    CHECK(operators::catalogue().find(name).configure()->reduction_passes() == 1);
   }
-  CHECK(operator_catalogue().find("lbp2d").configure()->halo() == halo{{0, 3, 3}, true, false, false, true});
-  CHECK(operator_catalogue().find("lbp2d").configure({{"radius", "2"}})->halo() == halo{{0, 2, 2}, true, false, false, true});
-  CHECK(operator_catalogue().find("lbp3d").configure()->halo() == halo{{1, 1, 1}, true, false, true, true});
+  CHECK(operators::catalogue().find("lbp2d").configure()->halo() == halo{.radius = {0, 3, 3}, .whole_traces = true, .whole_crosslines = true});
+  CHECK(operators::catalogue().find("lbp2d").configure({{"radius", "2"}})->halo() == halo{.radius = {0, 2, 2}, .whole_traces = true, .whole_crosslines = true});
+  CHECK(operators::catalogue().find("lbp3d").configure()->halo() == halo{.radius = {1, 1, 1}, .whole_traces = true, .whole_inlines = true, .whole_crosslines = true});
 }
 
 TEST_CASE("a texture operator run on a block extended by its halo gives the whole-cube values inside") {
@@ -362,9 +362,9 @@ TEST_CASE("a texture operator run on a block extended by its halo gives the whol
   for (const auto& cfg : {params{}, params{{"window", "3,5"}, {"direction", "0"}, {"radius", "2"}}}) {
     for (const auto& name : texture_ops()) {
       std::map<std::string, std::string> own;  // the parameters this operator takes
-      for (const auto& spec : operator_catalogue().find(name).params)
+      for (const auto& spec : operators::catalogue().find(name).params)
         if (cfg.count(spec.name)) own[spec.name] = cfg.at(spec.name);
-      const auto op = operator_catalogue().find(name).configure(own);
+      const auto op = operators::catalogue().find(name).configure(own);
       const auto whole = floats(run_real(*op, cube, shape).outputs[0]);
       const auto r = reduce_real(*op, cube, shape);
       auto interior_matches = [&](std::array<std::uint64_t, 3> radius) {
@@ -398,7 +398,7 @@ TEST_CASE("a texture operator run on a block extended by its halo gives the whol
 TEST_CASE("the GLCM reduction folds blocks in any order to the same min and max") {
   const shape3 shape{6, 10, 33};
   const auto cube = noise(shape, 9);
-  const auto op = operator_catalogue().find("glcm_entropy").configure();
+  const auto op = operators::catalogue().find("glcm_entropy").configure();
   const shape3 half{3, 10, 33};
   const std::vector<float> first(cube.begin(), cube.begin() + std::ptrdiff_t(half.voxels()));
   const std::vector<float> second(cube.begin() + std::ptrdiff_t(half.voxels()), cube.end());
@@ -426,7 +426,7 @@ TEST_CASE("the GLCM reduction folds blocks in any order to the same min and max"
 TEST_CASE("texture parameters are validated with messages naming the value") {
   auto fails = [](const std::string& op, const params& p, const std::string& needle) {
     INFO(op << " with " << p.begin()->first << "=" << p.begin()->second);
-    CHECK_THROWS_WITH(operator_catalogue().find(op).configure(p), Catch::Contains(needle));
+    CHECK_THROWS_WITH(operators::catalogue().find(op).configure(p), Catch::Contains(needle));
   };
   fails("glcm_contrast", {{"levels", "0"}}, "levels");
   fails("glcm_contrast", {{"levels", "257"}}, "[1, 256]");
@@ -441,6 +441,6 @@ TEST_CASE("texture parameters are validated with messages naming the value") {
   fails("lbp2d", {{"neighboors", "11"}}, "<= 31");
   fails("lbp2d", {{"method", "uniform"}}, "one of: default");
   fails("lbp3d", {{"method", "default"}}, "one of: diagonal");
-  CHECK_NOTHROW(operator_catalogue().find("glcm_std").configure({{"distance", "6"}}));
-  CHECK_NOTHROW(operator_catalogue().find("lbp2d").configure({{"radius", "1"}, {"neighboors", "31"}}));
+  CHECK_NOTHROW(operators::catalogue().find("glcm_std").configure({{"distance", "6"}}));
+  CHECK_NOTHROW(operators::catalogue().find("lbp2d").configure({{"radius", "1"}, {"neighboors", "31"}}));
 }

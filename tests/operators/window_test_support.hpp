@@ -25,7 +25,7 @@ inline std::vector<shape3> window_test_shapes() {
 
 /// Meta execution emits the real execution's events, on every shape and 1-3 threads.
 inline void check_plan_equals_run(const std::string& name, const std::map<std::string, std::string>& params = {}) {
-  const auto op = operator_catalogue().find(name).configure(params);
+  const auto op = operators::catalogue().find(name).configure(params);
   for (const auto& shape : window_test_shapes())
     for (std::size_t threads : {1, 2, 3}) {
       INFO(name << " on " << to_string(shape) << " with " << threads << " threads");
@@ -38,7 +38,7 @@ inline void check_plan_equals_run(const std::string& name, const std::map<std::s
 /// The output bytes do not depend on the thread count.
 inline void check_thread_invariance(const std::string& name, shape3 shape,
                                     const std::map<std::string, std::string>& params = {}) {
-  const auto op = operator_catalogue().find(name).configure(params);
+  const auto op = operators::catalogue().find(name).configure(params);
   const auto cube = noise(shape, 7);
   const auto one = run_real(*op, cube, shape, 1);
   for (std::size_t threads : {2, 3}) {
@@ -64,7 +64,7 @@ inline std::vector<float> sub_block(const std::vector<float>& cube, shape3 s, st
 /// declared halo and run with the whole cube's reduction, gives the whole-cube
 /// output's bytes inside.
 inline void check_halo(const std::string& name, const std::map<std::string, std::string>& params = {}) {
-  const auto op = operator_catalogue().find(name).configure(params);
+  const auto op = operators::catalogue().find(name).configure(params);
   const shape3 shape{14, 13, 48};
   const auto cube = noise(shape, 42);
   const auto h = op->halo();
@@ -96,7 +96,7 @@ inline void check_halo(const std::string& name, const std::map<std::string, std:
 /// A reduction folded block by block (whole traces, blocks in two orders)
 /// equals the whole cube's, bit for bit.
 inline void check_reduction_folds(const std::string& name, const std::map<std::string, std::string>& params = {}) {
-  const auto op = operator_catalogue().find(name).configure(params);
+  const auto op = operators::catalogue().find(name).configure(params);
   REQUIRE(op->reduction_passes() > 0);
   const shape3 shape{9, 7, 40};
   const auto cube = noise(shape, 3);

@@ -2,7 +2,7 @@
 // every operator's trace (meta execution; real and meta emit the same events).
 #include <catch2/catch.hpp>
 
-#include "all.hpp"
+#include "dwsr/operators/catalogue.hpp"
 #include "dwsr/exec/meta_context.hpp"
 #include "dwsr/memory/fan_out.hpp"
 #include "dwsr/memory/peak_counter.hpp"
@@ -14,7 +14,7 @@ using namespace dwsr;
 using namespace dwsr::sim;
 
 TEST_CASE("exact agrees with the peak counter on every operator's trace") {
-  const auto& entries = operator_catalogue().entries();
+  const auto& entries = operators::catalogue().entries();
   REQUIRE(entries.size() > 5);
   const std::vector<std::string> specs{"exact"};
   for (const auto& entry : entries) {

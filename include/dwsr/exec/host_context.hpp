@@ -34,21 +34,8 @@ class host_context : public context_base {
   /// Allocates `count` elements of T (uninitialised), emitting the alloc event.
   template <class T>
   buffer<T, host_context> allocate(std::uint64_t count, buffer_role role) {
-    const auto bytes = count * sizeof(T);
-    const event e = admit(bytes, memory_device, role);
-    T* data = nullptr;
-    if (bytes > 0) {
-      // Round up so that aligned operator new sees a multiple of the alignment.
-      const auto rounded = (bytes + alignment - 1) / alignment * alignment;
-      try {
-        data = static_cast<T*>(::operator new(rounded, std::align_val_t{alignment}));
-      } catch (const std::bad_alloc&) {
-        retire(e);
-        throw out_of_memory(options().name + ": the system refused " + std::to_string(bytes) + " bytes", bytes,
-                            options().budget);
-      }
-    }
-    return {*this, data, count, e};
+    const event e = admit(count * sizeof(T), memory_device, role);
+    return {*this, static_cast<T*>(obtain(e)), count, e};
   }
 
   /// Runs f(begin, end, slot) over [0, n) on up to threads() threads; slot is in
@@ -74,14 +61,31 @@ class host_context : public context_base {
     f();
   }
 
- private:
-  template <class, class>
-  friend class buffer;
-
+ protected:
+  /// 64-byte aligned heap memory for an admitted allocation (null for 0 bytes);
+  /// out_of_memory, with the event retired, when the system refuses. Contexts
+  /// derived from this one allocate through it.
+  void* obtain(const event& admitted) {
+    if (admitted.bytes == 0) return nullptr;
+    // Round up so that aligned operator new sees a multiple of the alignment.
+    const auto rounded = (admitted.bytes + alignment - 1) / alignment * alignment;
+    try {
+      return ::operator new(rounded, std::align_val_t{alignment});
+    } catch (const std::bad_alloc&) {
+      retire(admitted);
+      throw out_of_memory(options().name + ": the system refused " + std::to_string(admitted.bytes) + " bytes",
+                          admitted.bytes, options().budget);
+    }
+  }
+  /// Frees memory from obtain() and emits the free event.
   void release(void* data, const event& allocated) noexcept {
     if (data) ::operator delete(data, std::align_val_t{alignment});
     retire(allocated);
   }
+
+ private:
+  template <class, class>
+  friend class buffer;
 
   std::unique_ptr<tbb::global_control> oversubscribe_;
   tbb::task_arena arena_;

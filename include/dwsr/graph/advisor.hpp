@@ -89,15 +89,15 @@ inline shape3 dask_default_chunk(shape3 cube, std::uint64_t limit_bytes = 128ull
 
 /// Evaluates one chunking: the exact plan, and the model's per-worker peak.
 inline chunk_evaluation evaluate_chunk(const graph& g, shape3 cube, shape3 chunk, const advice_options& o) {
-  const chunked_options co{.chunk = chunk, .workers = o.workers, .threads = o.threads};
-  chunk_evaluation e{plan_chunked(g, cube, co), 0};
+  const chunked_schedule s(g, cube, {.chunk = chunk, .workers = o.workers, .threads = o.threads});
+  chunk_evaluation e{plan_chunked(s), 0};
   if (o.allocator == "exact") {
     e.peak = e.plan.peak();
     return e;
   }
   for (std::size_t w = 0; w < std::min<std::uint64_t>(o.workers, e.plan.blocks); ++w) {
     auto model = sim::make_model(o.allocator);
-    worker_events(g, cube, co, w, model);
+    worker_events(s, w, model);
     e.peak = std::max(e.peak, model.stats().peak_reserved);
   }
   return e;

@@ -1,7 +1,8 @@
 #pragma once
 /// \file Where chunked execution reads blocks from and writes interiors to:
-/// an in-memory cube, or .npy files read and written block by block so that
-/// cubes larger than memory never have to be held whole.
+/// an in-memory cube, any input source (io/source.hpp; .npy files read block by
+/// block), and .npy files written block by block, so that cubes larger than
+/// memory never have to be held whole.
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 
 #include "dwsr/graph/chunking.hpp"
 #include "dwsr/io/npy.hpp"
+#include "dwsr/io/source.hpp"
 
 namespace dwsr {
 
@@ -68,41 +70,32 @@ class memory_block_source final : public block_source {
   cube_view<const float> cube_;
 };
 
-/// Blocks read from a float32 .npy file with positioned reads (never the whole cube).
-class npy_block_source final : public block_source {
+/// Blocks of any input source (io/source.hpp): each block's extended window,
+/// read by the source (a .npy file reads the window alone).
+class source_block_source : public block_source {
  public:
-  explicit npy_block_source(const std::filesystem::path& path) : path_(path), header_(io::read_npy_header(path)) {
-    if (header_.type != dtype::float32)
-      throw invalid_input("'" + path.string() + "' holds " + std::string(name_of(header_.type)) +
-                          "; inputs must be float32");
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) throw io_error("cannot open '" + path.string() + "': " + std::strerror(errno));
-  }
-  ~npy_block_source() override { ::close(fd_); }
-  npy_block_source(const npy_block_source&) = delete;
-  npy_block_source& operator=(const npy_block_source&) = delete;
-
-  shape3 shape() const override { return header_.cube_shape(); }
-  void read(const block& b, float* dst) const override {
-    const auto s = shape();
-    detail::for_each_row(b.ext_begin, b.ext_end, [&](std::uint64_t i, std::uint64_t x, std::uint64_t t, std::uint64_t n) {
-      const auto offset = header_.data_offset + ((i * s.crosslines + x) * s.samples + t) * sizeof(float);
-      auto* p = reinterpret_cast<char*>(dst);
-      std::uint64_t left = n * sizeof(float), at = 0;
-      while (left > 0) {
-        const auto got = ::pread(fd_, p + at, left, static_cast<off_t>(offset + at));
-        if (got <= 0) throw io_error("'" + path_.string() + "' is truncated or unreadable at byte " + std::to_string(offset + at));
-        left -= std::uint64_t(got), at += std::uint64_t(got);
-      }
-      dst += n;
-    });
-  }
+  explicit source_block_source(std::unique_ptr<io::cube_source> source) : source_(std::move(source)) {}
+  shape3 shape() const override { return source_->shape(); }
+  void read(const block& b, float* dst) const override { source_->read_window(b.ext_begin, b.ext_end, dst); }
+  /// The source (header, description).
+  const io::cube_source& source() const noexcept { return *source_; }
 
  private:
-  std::filesystem::path path_;
-  io::npy_header header_;
-  int fd_ = -1;
+  std::unique_ptr<io::cube_source> source_;
 };
+
+/// Blocks of a float32 .npy file.
+class npy_block_source final : public source_block_source {
+ public:
+  explicit npy_block_source(const std::filesystem::path& path)
+      : source_block_source(std::make_unique<io::npy_source>(path)) {}
+};
+
+/// Opens an input spec (a .npy or SEG-Y file, or synthetic:IxXxT[:SEED]; see
+/// io::open_source) for chunked execution.
+inline std::unique_ptr<source_block_source> open_blocks(std::string_view spec) {
+  return std::make_unique<source_block_source>(io::open_source(spec));
+}
 
 /// Interiors copied into whole output cubes the caller owns.
 class memory_block_sink final : public block_sink {

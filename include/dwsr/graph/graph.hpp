@@ -13,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "all.hpp"
 #include "dwsr/error.hpp"
 #include "dwsr/ops/registry.hpp"
 
@@ -25,8 +24,8 @@ inline constexpr std::string_view graph_input = "input";
 /// One node as the user describes it.
 struct node_spec {
   std::string name;                              ///< unique within the graph
-  std::string op;                                ///< operator name in the catalogue
-  std::map<std::string, std::string> params;     ///< parameter overrides, as text
+  std::string op;                                ///< operator name in the graph's registry
+  param_overrides params;                        ///< parameter overrides (values, or text to parse)
   std::vector<std::string> inputs = {"input"};   ///< "input", "node" or "node.suffix"
   bool keep = false;                             ///< an output of the graph even if consumed
 };
@@ -40,9 +39,15 @@ struct cube_ref {
   friend auto operator<=>(const cube_ref&, const cube_ref&) = default;
 };
 
-/// A validated graph: nodes in a topological order, operators configured.
+/// A validated graph: nodes in a topological order, operators configured from
+/// a registry (which must outlive the graph) or given already configured.
 class graph {
  public:
+  /// A graph whose operators are looked up in `operators`.
+  explicit graph(const registry& operators) : registry_(&operators) {}
+  /// A graph of operators given already configured only (add(name, op, ...)).
+  graph() = default;
+
   /// A node after validation.
   struct node {
     node_spec spec;
@@ -51,23 +56,41 @@ class graph {
     std::vector<output_spec> outputs;
   };
 
-  /// Builder: adds a node (validated when the graph is built).
+  /// Builder: adds a node of a registered operator (validated when the graph is built).
   graph& add(std::string name, std::string op, std::vector<std::string> inputs = {"input"},
-             std::map<std::string, std::string> params = {}, bool keep = false) {
+             param_overrides params = {}, bool keep = false) {
     specs_.push_back({std::move(name), std::move(op), std::move(params), std::move(inputs), keep});
+    given_.emplace_back();
     built_ = false;
     return *this;
   }
-  /// A graph of one operator reading the input.
-  static graph single(const std::string& op, std::map<std::string, std::string> params = {}) {
-    graph g;
+  /// Builder: adds a node of an operator configured by the caller.
+  graph& add(std::string name, std::shared_ptr<const configured_operator> op,
+             std::vector<std::string> inputs = {"input"}, bool keep = false) {
+    specs_.push_back({std::move(name), std::string(op->name()), {}, std::move(inputs), keep});
+    given_.push_back(std::move(op));
+    built_ = false;
+    return *this;
+  }
+  /// A graph of one registered operator reading the input.
+  static graph single(const registry& operators, const std::string& op, param_overrides params = {}) {
+    graph g(operators);
     g.add(op, op, {"input"}, std::move(params), true);
     g.build();
     return g;
   }
-  /// Adds user-described nodes (e.g. from JSON) and validates.
-  static graph from_specs(std::vector<node_spec> specs) {
+  /// A graph of one configured operator reading the input.
+  static graph single(std::shared_ptr<const configured_operator> op) {
     graph g;
+    const std::string name(op->name());
+    g.add(name, std::move(op), {"input"}, true);
+    g.build();
+    return g;
+  }
+  /// Adds user-described nodes (e.g. from JSON) and validates.
+  static graph from_specs(const registry& operators, std::vector<node_spec> specs) {
+    graph g(operators);
+    g.given_.resize(specs.size());
     g.specs_ = std::move(specs);
     g.build();
     return g;
@@ -85,8 +108,13 @@ class graph {
     }
     // Configure operators (unknown operators and parameters fail here).
     std::vector<node> unordered;
-    for (const auto& s : specs_) {
-      node n{s, operator_catalogue().find(s.op).configure(s.params), {}, {}};
+    for (std::size_t i = 0; i < specs_.size(); ++i) {
+      const auto& s = specs_[i];
+      if (!given_[i] && !registry_)
+        throw invalid_input("graph node '" + s.name + "': operator '" + s.op +
+                            "' cannot be looked up in a graph built without a registry; construct it as graph(registry)");
+      node n{s, given_[i] ? given_[i] : std::shared_ptr<const configured_operator>(registry_->find(s.op).configure(s.params)),
+             {}, {}};
       n.outputs = n.op->outputs();
       if (s.inputs.size() != n.op->arity())
         throw invalid_input("graph node '" + s.name + "': operator '" + s.op + "' takes " +
@@ -171,6 +199,8 @@ class graph {
   }
   /// Whether any node needs whole traces (time may not be split).
   bool needs_whole_traces() const { return whole_axes()[2]; }
+  /// The registry the graph looks operators up in (null when built without one).
+  const registry* operators() const noexcept { return registry_; }
   /// Whether any node needs a cube-wide reduction before it runs.
   bool needs_reduction() const {
     return std::any_of(nodes().begin(), nodes().end(), [](const node& n) { return n.op->reduction_passes() > 0; });
@@ -227,7 +257,9 @@ class graph {
         if (nodes_[k].spec.keep || !consumed.count({k, o})) outputs_.push_back({k, o});
   }
 
+  const registry* registry_ = nullptr;
   std::vector<node_spec> specs_;
+  std::vector<std::shared_ptr<const configured_operator>> given_;  ///< per spec: configured by the caller, or null
   std::vector<node> nodes_;
   std::vector<cube_ref> outputs_;
   bool built_ = false;

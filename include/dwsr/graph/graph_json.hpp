@@ -22,8 +22,9 @@
 
 namespace dwsr {
 
-/// Parses a graph document; `where` names it in errors.
-inline graph graph_from_json(const nlohmann::json& doc, const std::string& where = "graph") {
+/// Parses a graph document whose operators are looked up in `operators`;
+/// `where` names the document in errors.
+inline graph graph_from_json(const nlohmann::json& doc, const registry& operators, const std::string& where = "graph") {
   auto fail = [&](const std::string& what) -> graph { throw invalid_input(where + ": " + what); };
   if (!doc.is_object() || !doc.contains("nodes") || !doc["nodes"].is_array())
     return fail("expected an object with a \"nodes\" array");
@@ -47,14 +48,14 @@ inline graph graph_from_json(const nlohmann::json& doc, const std::string& where
       } else if (key == "params" && value.is_object()) {
         for (const auto& [p, v] : value.items()) {
           if (v.is_string()) s.params[p] = v.get<std::string>();
-          else if (v.is_number()) s.params[p] = format_value(v.get<double>());
+          else if (v.is_number()) s.params[p] = v.get<double>();
           else if (v.is_array()) {
             std::vector<double> xs;
             for (const auto& x : v) {
               if (!x.is_number()) return fail(at + ": parameter \"" + p + "\" must be a number, a word or a list of numbers");
               xs.push_back(x.get<double>());
             }
-            s.params[p] = format_value(xs);
+            s.params[p] = std::move(xs);
           } else {
             return fail(at + ": parameter \"" + p + "\" must be a number, a word or a list of numbers");
           }
@@ -68,11 +69,11 @@ inline graph graph_from_json(const nlohmann::json& doc, const std::string& where
     if (s.op.empty()) return fail(at + " (\"" + s.name + "\") has no \"op\"");
     specs.push_back(std::move(s));
   }
-  return graph::from_specs(std::move(specs));
+  return graph::from_specs(operators, std::move(specs));
 }
 
 /// Reads a graph file (errors name the file).
-inline graph read_graph(const std::filesystem::path& path) {
+inline graph read_graph(const std::filesystem::path& path, const registry& operators) {
   std::ifstream in(path);
   if (!in) throw io_error("cannot read graph file '" + path.string() + "'");
   nlohmann::json doc;
@@ -81,16 +82,16 @@ inline graph read_graph(const std::filesystem::path& path) {
   } catch (const nlohmann::json::parse_error& e) {
     throw invalid_input("graph file '" + path.string() + "' is not valid JSON: " + e.what());
   }
-  return graph_from_json(doc, "graph file '" + path.string() + "'");
+  return graph_from_json(doc, operators, "graph file '" + path.string() + "'");
 }
 
 /// A graph from the command line: a .json file, or the name of one operator.
-inline graph resolve_graph(const std::string& text, const std::map<std::string, std::string>& params = {}) {
+inline graph resolve_graph(const std::string& text, const registry& operators, const param_overrides& params = {}) {
   if (text.ends_with(".json")) {
     if (!params.empty()) throw invalid_input("--param applies to a single operator; set parameters in the graph file");
-    return read_graph(text);
+    return read_graph(text, operators);
   }
-  return graph::single(text, params);
+  return graph::single(operators, text, params);
 }
 
 }  // namespace dwsr

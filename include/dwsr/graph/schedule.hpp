@@ -90,7 +90,7 @@ void run_graph_block(Ctx& ctx, const graph& g, cube_view<const float> input, con
     }
     for (const auto& r : n.inputs)
       if (r.node != cube_ref::input && last[r.node][r.output] == k) live[r.node][r.output].reset();
-    for (std::size_t o = 0; o < n.outputs.size(); ++o)
+    for (std::size_t o = n.outputs.size(); o-- > 0;)  // unread outputs, in reverse order of allocation
       if (last[k][o] == k) live[k][o].reset();
   }
   if (stop) {

@@ -1,22 +1,26 @@
 #pragma once
-/// \file Where an input cube comes from, behind one interface for the CLI: a
-/// float32 .npy file, a SEG-Y file, or a synthetic cube. open_source() checks
-/// the spec and reads headers; read() fills caller memory (allocated through an
-/// execution context, so the input is an event like any other buffer).
+/// \file Where an input cube comes from, behind one interface: a float32 .npy
+/// file, a SEG-Y file, or a synthetic cube. open_source() checks the spec and
+/// reads headers; read() and read_window() fill caller memory (chunked runs
+/// read each block's window into a buffer of their worker's context).
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dwsr/core/shape.hpp"
 #include "dwsr/error.hpp"
+#include "dwsr/io/detail/positioned_file.hpp"
 #include "dwsr/io/npy.hpp"
 #include "dwsr/io/segy.hpp"
 #include "dwsr/io/synthetic.hpp"
@@ -33,15 +37,36 @@ class cube_source {
   virtual std::string describe() const = 0;
   /// Fills dst (shape().voxels() floats, C order), using up to `threads` threads where that helps.
   virtual void read(float* dst, std::size_t threads) const = 0;
+  /// Fills dst with the window [lo, hi) of the cube, C order; thread-safe. By
+  /// default the whole cube is read on first use and kept by the source (SEG-Y
+  /// and synthetic cubes); .npy files read the window alone.
+  virtual void read_window(const std::array<std::uint64_t, 3>& lo, const std::array<std::uint64_t, 3>& hi,
+                           float* dst) const {
+    std::call_once(whole_once_, [&] {
+      whole_.resize(shape().voxels());
+      read(whole_.data(), 1);
+    });
+    const auto s = shape();
+    for (auto i = lo[0]; i < hi[0]; ++i)
+      for (auto x = lo[1]; x < hi[1]; ++x) {
+        const float* src = whole_.data() + (i * s.crosslines + x) * s.samples;
+        dst = std::copy(src + lo[2], src + hi[2], dst);
+      }
+  }
   /// Milliseconds between samples when the source says (SEG-Y headers, synthetic: 4 ms), else none (.npy).
   virtual std::optional<double> sample_interval_ms() const { return std::nullopt; }
+
+ private:
+  mutable std::once_flag whole_once_;
+  mutable std::vector<float> whole_;
 };
 
 /// A float32 .npy file.
 class npy_source final : public cube_source {
  public:
   /// Reads and checks the header; invalid_input unless the data are float32.
-  explicit npy_source(std::filesystem::path path) : path_(std::move(path)), header_(read_npy_header(path_)) {
+  explicit npy_source(std::filesystem::path path)
+      : path_(std::move(path)), header_(read_npy_header(path_)), file_(path_) {
     if (header_.type != dtype::float32)
       throw invalid_input(detail::quoted(path_) + " holds " + std::string(name_of(header_.type)) +
                           " data; input cubes must be float32 ('<f4'); convert with numpy: a.astype(numpy.float32)");
@@ -55,13 +80,24 @@ class npy_source final : public cube_source {
     return "npy " + detail::quoted(path_) + " " + to_string(shape_) + " float32";
   }
   void read(float* dst, std::size_t) const override { read_npy_data(path_, header_, dst); }
-  /// The file (chunked execution reads it block by block).
+  /// Positioned reads of the window's time runs (one per trace), never the whole cube.
+  void read_window(const std::array<std::uint64_t, 3>& lo, const std::array<std::uint64_t, 3>& hi,
+                   float* dst) const override {
+    const auto n = hi[2] - lo[2];
+    for (auto i = lo[0]; i < hi[0]; ++i)
+      for (auto x = lo[1]; x < hi[1]; ++x, dst += n) {
+        const auto offset = header_.data_offset + ((i * shape_.crosslines + x) * shape_.samples + lo[2]) * sizeof(float);
+        file_.read(offset, dst, n * sizeof(float), ".npy data");
+      }
+  }
+  /// The file.
   const std::filesystem::path& path() const noexcept { return path_; }
 
  private:
   std::filesystem::path path_;
   npy_header header_;
   shape3 shape_{};
+  detail::positioned_file file_;
 };
 
 /// A SEG-Y file of a regular 3-D survey.

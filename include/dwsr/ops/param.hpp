@@ -2,10 +2,13 @@
 /// \file Operator parameters: declared specs with defaults, bound from text
 /// ("sigmas=3,3,3") with errors that name the operator, parameter and value.
 
+#include <algorithm>
 #include <charconv>
+#include <initializer_list>
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -50,6 +53,21 @@ inline std::string format_value(const param_value& v) {
   return out;
 }
 
+/// Parameter overrides by name, as declared values or as `--param` text.
+class param_overrides {
+ public:
+  param_overrides() = default;
+  param_overrides(std::initializer_list<std::pair<const std::string, param_value>> values) : values_(values) {}
+  param_overrides(std::map<std::string, param_value> values) : values_(std::move(values)) {}  // NOLINT: implicit
+  param_overrides(const std::map<std::string, std::string>& text) : values_(text.begin(), text.end()) {}  // NOLINT
+  const std::map<std::string, param_value>& values() const noexcept { return values_; }
+  bool empty() const noexcept { return values_.empty(); }
+  param_value& operator[](const std::string& name) { return values_[name]; }
+
+ private:
+  std::map<std::string, param_value> values_;
+};
+
 /// Bound parameter values of one operator: every declared parameter has one.
 class param_values {
  public:
@@ -61,12 +79,13 @@ class param_values {
   const std::string& text(const std::string& name) const { return std::get<std::string>(at(name)); }
   const std::map<std::string, param_value>& all() const noexcept { return values_; }
 
-  /// Binds overrides ("name" -> "text") over the specs' defaults.
+  /// Binds overrides over the specs' defaults: values as declared (a number,
+  /// a list of numbers, a word) or text in the `--param` notation ("3,3,3").
   static param_values bind(std::string_view op, const std::vector<param_spec>& specs,
-                           const std::map<std::string, std::string>& overrides = {}) {
+                           const param_overrides& overrides = {}) {
     param_values out;
     for (const auto& s : specs) out.values_[s.name] = s.default_value;
-    for (const auto& [name, text] : overrides) {
+    for (const auto& [name, value] : overrides.values()) {
       const param_spec* spec = nullptr;
       for (const auto& s : specs)
         if (s.name == name) spec = &s;
@@ -76,7 +95,8 @@ class param_values {
         throw invalid_input("operator '" + std::string(op) + "' has no parameter '" + name + "'; " +
                             (known.empty() ? "it takes no parameters" : "its parameters are: " + known));
       }
-      out.values_[name] = parse(op, *spec, text);
+      const auto* text = std::get_if<std::string>(&value);
+      out.values_[name] = text && spec->kind != param_kind::text ? parse(op, *spec, *text) : check(op, *spec, value);
     }
     return out;
   }
@@ -86,6 +106,32 @@ class param_values {
     auto it = values_.find(name);
     if (it == values_.end()) throw invalid_input("parameter '" + name + "' is not declared");
     return it->second;
+  }
+
+  /// Checks a value given as declared (not as text) against its spec.
+  static param_value check(std::string_view op, const param_spec& spec, const param_value& value) {
+    auto fail = [&](const std::string& expected) -> param_value {
+      throw invalid_input("parameter '" + spec.name + "' of '" + std::string(op) + "': " + format_value(value) +
+                          " is not " + expected);
+    };
+    const auto* x = std::get_if<double>(&value);
+    const auto* xs = std::get_if<std::vector<double>>(&value);
+    switch (spec.kind) {
+      case param_kind::real:
+        return x && std::isfinite(*x) ? value : fail("a number");
+      case param_kind::integer:
+        return x && std::isfinite(*x) && *x == std::floor(*x) ? value : fail("a whole number");
+      case param_kind::reals: {
+        const auto list = x ? std::vector<double>{*x} : xs ? *xs : std::vector<double>{};
+        const bool finite = std::all_of(list.begin(), list.end(), [](double v) { return std::isfinite(v); });
+        if (list.empty() || !finite || (spec.count && list.size() != spec.count))
+          return fail(spec.count ? "a list of " + std::to_string(spec.count) + " numbers" : std::string("a list of numbers"));
+        return list;
+      }
+      case param_kind::text:
+        return parse(op, spec, std::get_if<std::string>(&value) ? std::get<std::string>(value) : format_value(value));
+    }
+    return fail("valid");
   }
 
   static param_value parse(std::string_view op, const param_spec& spec, const std::string& text) {

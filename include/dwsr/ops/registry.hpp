@@ -1,12 +1,13 @@
 #pragma once
-/// \file The catalogue of operators by name: what `dwsr ops` lists and what
-/// `dwsr run` / `dwsr plan` and graphs look up.
+/// \file Operators by name: what `dwsr ops` lists and what graphs, `dwsr run`
+/// and `dwsr plan` look up. A registry is a value: the catalogue
+/// (dwsr/operators/catalogue.hpp) is one, and a program may copy it and add
+/// operators of its own.
 
-#include <algorithm>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dwsr/error.hpp"
@@ -14,7 +15,7 @@
 
 namespace dwsr {
 
-/// A catalogue entry: how to describe and build one operator.
+/// A registry entry: how to describe and build one operator.
 struct operator_entry {
   std::string name;
   std::string family;
@@ -22,8 +23,8 @@ struct operator_entry {
   std::vector<param_spec> params;
   std::function<std::unique_ptr<configured_operator>(const param_values&)> make;
 
-  /// Builds the operator from text overrides of its parameters ("sigmas" -> "3,3,3").
-  std::unique_ptr<configured_operator> configure(const std::map<std::string, std::string>& overrides = {}) const {
+  /// Builds the operator with its parameters' defaults and `overrides`.
+  std::unique_ptr<configured_operator> configure(const param_overrides& overrides = {}) const {
     return make(param_values::bind(name, params, overrides));
   }
 };
@@ -31,14 +32,23 @@ struct operator_entry {
 /// Operators by name, in registration order.
 class registry {
  public:
-  /// Registers operator type Op.
-  template <Operator Op>
-  void add() {
+  /// Registers operator type Op, runnable in the contexts of List; a name
+  /// already registered is an error.
+  template <Operator Op, class List = execution_contexts>
+  registry& add() {
+    if (contains(Op::name)) throw invalid_input("operator '" + std::string(Op::name) + "' is registered twice");
     entries_.push_back({std::string(Op::name), std::string(Op::family), std::string(Op::summary), Op::params(),
-                        [](const param_values& p) { return make_configured(Op(p)); }});
+                        [](const param_values& p) { return make_configured<Op, List>(Op(p)); }});
+    return *this;
   }
   const std::vector<operator_entry>& entries() const noexcept { return entries_; }
 
+  /// Whether an operator of that name is registered.
+  bool contains(std::string_view name) const noexcept {
+    for (const auto& e : entries_)
+      if (e.name == name) return true;
+    return false;
+  }
   /// The entry named `name`, or invalid_input listing the known names.
   const operator_entry& find(std::string_view name) const {
     for (const auto& e : entries_)

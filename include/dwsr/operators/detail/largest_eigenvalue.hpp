@@ -1,0 +1,190 @@
+#pragma once
+/// \file The largest eigenvalue of a stream of small symmetric positive
+/// semi-definite matrices that change little from one call to the next (the
+/// covariances of windows sliding along a trace). Each call refines the
+/// previous call's eigenvector by Rayleigh-quotient iteration and certifies the
+/// result: a Cholesky factorisation of sigma I - C succeeds only if every
+/// eigenvalue of C is below sigma, and the Rayleigh quotient rho never exceeds
+/// the largest, so rho <= lambda_max < sigma = rho + tolerance * trace(C).
+/// When the iteration settles on a smaller eigenvalue (the top two swap as the
+/// window slides), it continues in that eigenvector's orthogonal complement;
+/// the rare calls still uncertified (about 1e-4 on seismic data) fall back to
+/// Eigen's full symmetric solver. The result depends only on the sequence of
+/// matrices, never on threads. Scratch comes from the caller (the context);
+/// the fallback's matrices live on the stack.
+
+#include <Eigen/Core>
+#include <Eigen/Eigenvalues>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+namespace dwsr::operators::detail {
+
+/// Largest eigenvalues of n x n symmetric PSD matrices (n <= max_size), warm-started.
+class largest_eigenvalue_solver {
+ public:
+  /// Largest supported matrix order (the fallback's stack matrices).
+  static constexpr std::uint64_t max_size = 49;
+  /// Relative accuracy certified for lambda_max / trace(C).
+  static constexpr double tolerance = 1e-10;
+  /// Scratch doubles one solver needs for order n.
+  static constexpr std::uint64_t scratch_size(std::uint64_t n) { return n * n + 3 * n; }
+
+  largest_eigenvalue_solver(std::uint64_t n, double* scratch)
+      : n_(n), m_(scratch), v_(scratch + n * n), w_(v_ + n), u_(w_ + n) {}
+
+  /// Forgets the warm start (next call starts from power iterations).
+  void reset() { warm_ = false; }
+
+  /// lambda_max of the symmetric matrix c (n x n, both triangles), whose trace
+  /// is `trace` (> 0): within tolerance * trace below the exact value.
+  double operator()(const double* c, double trace) {
+    if (!warm_) {
+      std::fill(v_, v_ + n_, 1.0 / std::sqrt(double(n_)));
+      for (int k = 0; k < 8; ++k) power_step(c);
+    } else {
+      power_step(c);
+    }
+    bool deflated = false;
+    double previous = -1;
+    for (int it = 0; it < 12; ++it) {
+      inverse_step(c);
+      if (deflated) project_out(u_, v_), normalise(v_);
+      const double rho = rayleigh(c);
+      if (certified(c, rho + tolerance * trace)) {
+        warm_ = true;
+        return rho;
+      }
+      if (std::abs(rho - previous) <= 1e-12 * trace) {
+        if (deflated) break;
+        // Converged to an eigenvector u that is not the largest one: the
+        // largest is orthogonal to u, so iterate in u's complement.
+        deflated = true;
+        std::copy(v_, v_ + n_, u_);
+        std::fill(v_, v_ + n_, 1.0);
+        for (int k = 0; k < 4; ++k) {
+          project_out(u_, v_);
+          power_step(c);
+        }
+        project_out(u_, v_);
+        normalise(v_);
+        previous = -1;
+        continue;
+      }
+      previous = rho;
+    }
+    return fallback(c);
+  }
+
+ private:
+  // v = C v / |C v|.
+  void power_step(const double* c) {
+    multiply(c, v_, w_);
+    if (normalise(w_)) std::copy(w_, w_ + n_, v_);
+  }
+
+  // v = (C - rho I)^-1 v / |...| by Gaussian elimination with partial pivoting
+  // (v is kept when C - rho I is exactly singular or the solve overflows).
+  void inverse_step(const double* c) {
+    const double rho = rayleigh(c);
+    const auto n = n_;
+    std::copy(c, c + n * n, m_);
+    for (std::uint64_t k = 0; k < n; ++k) m_[k * n + k] -= rho;
+    std::copy(v_, v_ + n, w_);
+    for (std::uint64_t k = 0; k < n; ++k) {
+      std::uint64_t p = k;
+      for (std::uint64_t r = k + 1; r < n; ++r)
+        if (std::abs(m_[r * n + k]) > std::abs(m_[p * n + k])) p = r;
+      if (m_[p * n + k] == 0) return;
+      if (p != k) {
+        std::swap_ranges(m_ + k * n + k, m_ + k * n + n, m_ + p * n + k);
+        std::swap(w_[k], w_[p]);
+      }
+      const double pivot = m_[k * n + k];
+      for (std::uint64_t r = k + 1; r < n; ++r) {
+        const double f = m_[r * n + k] / pivot;
+        if (f == 0) continue;
+        for (std::uint64_t col = k + 1; col < n; ++col) m_[r * n + col] -= f * m_[k * n + col];
+        w_[r] -= f * w_[k];
+      }
+    }
+    for (std::uint64_t k = n; k-- > 0;) {
+      double sum = w_[k];
+      for (std::uint64_t col = k + 1; col < n; ++col) sum -= m_[k * n + col] * w_[col];
+      w_[k] = sum / m_[k * n + k];
+    }
+    if (normalise(w_)) std::copy(w_, w_ + n, v_);
+  }
+
+  // Whether sigma I - C is positive definite (Cholesky succeeds).
+  bool certified(const double* c, double sigma) {
+    const auto n = n_;
+    for (std::uint64_t r = 0; r < n; ++r)
+      for (std::uint64_t col = 0; col <= r; ++col) m_[r * n + col] = (r == col ? sigma : 0.0) - c[r * n + col];
+    for (std::uint64_t k = 0; k < n; ++k) {
+      double d = m_[k * n + k];
+      for (std::uint64_t j = 0; j < k; ++j) d -= m_[k * n + j] * m_[k * n + j];
+      if (!(d > 0)) return false;
+      const double l = std::sqrt(d);
+      m_[k * n + k] = l;
+      for (std::uint64_t r = k + 1; r < n; ++r) {
+        double s = m_[r * n + k];
+        for (std::uint64_t j = 0; j < k; ++j) s -= m_[r * n + j] * m_[k * n + j];
+        m_[r * n + k] = s / l;
+      }
+    }
+    return true;
+  }
+
+  // Eigen's full solve; keeps its top eigenvector as the next warm start.
+  double fallback(const double* c) {
+    using bounded = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor, max_size, max_size>;
+    const auto size = static_cast<Eigen::Index>(n_);
+    const bounded a = Eigen::Map<const Eigen::MatrixXd>(c, size, size);
+    const Eigen::SelfAdjointEigenSolver<bounded> es(a, Eigen::ComputeEigenvectors);
+    for (std::uint64_t k = 0; k < n_; ++k) v_[k] = es.eigenvectors()(static_cast<Eigen::Index>(k), size - 1);
+    warm_ = true;
+    return es.eigenvalues()[size - 1];
+  }
+
+  // x -= (u . x) u for a unit vector u.
+  void project_out(const double* u, double* x) const {
+    double d = 0;
+    for (std::uint64_t k = 0; k < n_; ++k) d += u[k] * x[k];
+    for (std::uint64_t k = 0; k < n_; ++k) x[k] -= d * u[k];
+  }
+
+  double rayleigh(const double* c) {
+    multiply(c, v_, w_);
+    double rho = 0;
+    for (std::uint64_t k = 0; k < n_; ++k) rho += v_[k] * w_[k];
+    return rho;
+  }
+  void multiply(const double* c, const double* x, double* y) const {
+    for (std::uint64_t r = 0; r < n_; ++r) {
+      double s = 0;
+      for (std::uint64_t k = 0; k < n_; ++k) s += c[r * n_ + k] * x[k];
+      y[r] = s;
+    }
+  }
+  // Scales x to unit length; false (x untouched) when its norm is 0 or not finite.
+  bool normalise(double* x) const {
+    double s = 0;
+    for (std::uint64_t k = 0; k < n_; ++k) s += x[k] * x[k];
+    const double norm = std::sqrt(s);
+    if (!(norm > 0 && std::isfinite(norm))) return false;
+    for (std::uint64_t k = 0; k < n_; ++k) x[k] /= norm;
+    return true;
+  }
+
+  std::uint64_t n_;
+  double* m_;
+  double* v_;
+  double* w_;
+  double* u_;
+  bool warm_ = false;
+};
+
+}  // namespace dwsr::operators::detail

@@ -1,0 +1,126 @@
+#pragma once
+/// \file Rank (order-statistic) filters as scipy.ndimage.rank_filter computes
+/// them: the value of rank `rank` (0-based, ascending) among the samples of a
+/// box window around each voxel, "reflect" borders, origin 0 (the window
+/// starts size / 2 samples before the voxel on each axis). The median is rank
+/// size / 2 (scipy's median_filter, the upper median for even sizes).
+///
+/// Selection is exact, so results equal scipy's bit for bit on finite data;
+/// NaN sorts after every number. Memory: per thread, a trace's sorted columns
+/// (or one window, for long time windows) and the kernel[0] x kernel[1]
+/// neighbour-trace pointers (rank_scratch).
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+
+#include "dwsr/operators/detail/separable.hpp"
+
+namespace dwsr::operators::detail {
+
+/// Box window sizes along (inline, crossline, time).
+using window3 = std::array<std::uint64_t, 3>;
+
+/// A strict weak order on floats with NaN after every number.
+inline bool nan_last_less(float a, float b) noexcept { return a < b || (a == a && b != b); }
+
+/// Windows at most this long along time are ranked by merging sorted columns.
+inline constexpr std::uint64_t max_merged_columns = 8;
+
+/// Floats of per-thread sample scratch for a window w on traces of nt samples:
+/// the trace's sorted columns (merge path) or one window (selection path).
+inline std::uint64_t rank_samples(window3 w, std::uint64_t nt) noexcept {
+  return w[2] <= max_merged_columns ? nt * w[0] * w[1] : w[0] * w[1] * w[2];
+}
+
+/// Per-thread scratch of rank filters: samples (rank_samples) and neighbour-trace pointers.
+template <class Ctx>
+class rank_scratch {
+ public:
+  rank_scratch(Ctx& ctx, window3 w, std::uint64_t nt)
+      : samples_(ctx, 1, rank_samples(w, nt)), traces_(ctx, 1, w[0] * w[1]) {}
+  /// Thread slot's sample scratch.
+  float* samples(std::size_t slot) const noexcept { return samples_.row(slot, 0); }
+  /// Thread slot's neighbour-trace pointers.
+  const float** traces(std::size_t slot) const noexcept { return traces_.row(slot, 0); }
+
+ private:
+  thread_rows<float, Ctx> samples_;
+  thread_rows<const float*, Ctx> traces_;
+};
+
+/// Rank filter of trace (il, x) of a cube of shape s: slice_at(i) returns inline
+/// slice i; writes `s.samples` values to out. `traces` and `samples` are
+/// scratch (rank_scratch). Short time windows sort each time sample's
+/// w[0] x w[1] column once and merge the w[2] sorted columns up to `rank`
+/// (about 3x faster than selecting from the gathered window); longer ones select.
+template <class SliceAt>
+void rank_filter_trace(SliceAt&& slice_at, shape3 s, std::uint64_t il, std::uint64_t x, window3 w, std::uint64_t rank,
+                       const float** traces, float* samples, float* out) {
+  const auto nt = s.samples;
+  std::uint64_t q = 0;
+  for (std::uint64_t a = 0; a < w[0]; ++a) {
+    const float* slice = slice_at(reflect_index(std::int64_t(il + a) - std::int64_t(w[0] / 2), s.inlines));
+    for (std::uint64_t b = 0; b < w[1]; ++b)
+      traces[q++] = slice + reflect_index(std::int64_t(x + b) - std::int64_t(w[1] / 2), s.crosslines) * nt;
+  }
+  const auto before = static_cast<std::int64_t>(w[2] / 2);
+  if (w[2] <= max_merged_columns) {
+    for (std::uint64_t t = 0; t < nt; ++t) {
+      float* column = samples + t * q;
+      for (std::uint64_t k = 0; k < q; ++k) column[k] = traces[k][t];
+      std::sort(column, column + q, nan_last_less);
+    }
+    for (std::uint64_t t = 0; t < nt; ++t) {
+      std::array<const float*, max_merged_columns> head{}, end{};
+      for (std::uint64_t c = 0; c < w[2]; ++c) {
+        head[c] = samples + reflect_index(std::int64_t(t + c) - before, nt) * q;
+        end[c] = head[c] + q;
+      }
+      float value = 0;
+      for (std::uint64_t r = 0; r <= rank; ++r) {
+        std::uint64_t best = w[2];
+        for (std::uint64_t c = 0; c < w[2]; ++c)
+          if (head[c] != end[c] && (best == w[2] || nan_last_less(*head[c], *head[best]))) best = c;
+        value = *head[best]++;
+      }
+      out[t] = value;
+    }
+    return;
+  }
+  const auto size = q * w[2];
+  for (std::uint64_t t = 0; t < nt; ++t) {
+    float* v = samples;
+    for (std::uint64_t k = 0; k < q; ++k)
+      for (std::uint64_t c = 0; c < w[2]; ++c) *v++ = traces[k][reflect_index(std::int64_t(t + c) - before, nt)];
+    std::nth_element(samples, samples + rank, samples + size, nan_last_less);
+    out[t] = samples[rank];
+  }
+}
+
+/// Rank filter of a whole cube, src to dst (distinct), parallel over traces.
+template <class Ctx>
+void rank_filter(Ctx& ctx, const float* src, float* dst, shape3 s, window3 w, std::uint64_t rank) {
+  rank_scratch<Ctx> scratch(ctx, w, s.samples);
+  if constexpr (!Ctx::computes) return;
+  const auto slice = s.crosslines * s.samples;
+  ctx.parallel_for(s.traces(), [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
+    for (auto tr = b; tr < e; ++tr)
+      rank_filter_trace([&](std::uint64_t i) { return src + i * slice; }, s, tr / s.crosslines, tr % s.crosslines, w,
+                        rank, scratch.traces(slot), scratch.samples(slot), dst + tr * s.samples);
+  });
+}
+
+/// Rank filter of inline slice il of a streamed cube (slice_at(i): source slice
+/// i, e.g. from a slice_ring), parallel over the slice's traces.
+template <class Ctx, class SliceAt>
+void rank_filter_slice(Ctx& ctx, const rank_scratch<Ctx>& scratch, SliceAt&& slice_at, shape3 s, std::uint64_t il,
+                       window3 w, std::uint64_t rank, float* dst) {
+  if constexpr (!Ctx::computes) return;
+  ctx.parallel_for(s.crosslines, [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
+    for (auto x = b; x < e; ++x)
+      rank_filter_trace(slice_at, s, il, x, w, rank, scratch.traces(slot), scratch.samples(slot), dst + x * s.samples);
+  });
+}
+
+}  // namespace dwsr::operators::detail

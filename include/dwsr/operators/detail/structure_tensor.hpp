@@ -1,0 +1,204 @@
+#pragma once
+/// \file The reference's gradient structure tensor, streamed over inline
+/// slices: gradients (gi, gj, gk) of the last `kernel[0]` slices in a ring, and
+/// per crossline row the six products gi2, gj2, gk2, gigj, gigk, gjgk smoothed
+/// by scipy.ndimage.uniform_filter(kernel) (passes along inline, crossline, time,
+/// float32 between passes). Nothing of the cube's size is stored: per-voxel
+/// tensors exist only as six rows of per-thread scratch.
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+
+#include "dwsr/core/cube_view.hpp"
+#include "dwsr/operators/detail/gradient_rows.hpp"
+#include "dwsr/operators/detail/window_stream.hpp"
+
+namespace dwsr::operators::detail {
+
+/// Window extents of a (inline, crossline, time) kernel.
+using kernel_extents = std::array<window_extent, 3>;
+
+/// Mean over a reflected window along time: summed in double from the window's
+/// first sample to its last, divided by its size, stored as float. (scipy's
+/// uniform_filter1d keeps a running sum along the line instead; a direct sum
+/// does not depend on where a block starts, so chunked runs agree bitwise.)
+inline void window_mean_along_time(const float* x, std::uint64_t n, window_extent w, float* out) {
+  const auto size = static_cast<double>(w.size());
+  for (std::uint64_t t = 0; t < n; ++t) {
+    double sum = 0.0;
+    if (t >= w.before && t + w.after < n) {
+      for (const float* p = x + (t - w.before); p <= x + t + w.after; ++p) sum += *p;
+    } else {
+      for_each_in_window(t, w, n, [&](std::uint64_t, std::uint64_t s) { sum += x[s]; });
+    }
+    out[t] = static_cast<float>(sum / size);
+  }
+}
+
+/// Per-thread scratch of uniform_rows for C quantities and a kernel: float
+/// rows for the inline and crossline passes, double rows for the sums.
+template <class Ctx>
+class uniform_scratch {
+ public:
+  uniform_scratch(Ctx& ctx, std::size_t quantities, std::uint64_t crossline_size, std::uint64_t samples)
+      : quantities_(quantities),
+        floats_(ctx, (crossline_size + 1) * quantities, samples),
+        doubles_(ctx, quantities, samples) {}
+  /// Float row r of slot `slot`; rows [k * C, k * C + C) hold crossline k of the window.
+  float* row(std::size_t slot, std::uint64_t r) const { return floats_.row(slot, r); }
+  /// The double accumulator of quantity c.
+  double* sum(std::size_t slot, std::size_t c) const { return doubles_.row(slot, c); }
+  std::size_t quantities() const { return quantities_; }
+
+ private:
+  std::size_t quantities_;
+  thread_rows<float, Ctx> floats_;
+  thread_rows<double, Ctx> doubles_;
+};
+
+/// scipy.ndimage.uniform_filter(kernel) of C quantities at row j of inline slice
+/// i: value(c, ring_slice, offset) reads quantity c at `offset` of a slice held
+/// in `ring` (a slice_ring whose last slices cover the inline window of i).
+/// Each pass sums in double in window order and stores float (see
+/// window_mean_along_time).
+/// out(c) is the row (samples floats) receiving quantity c.
+template <std::size_t C, class Ring, class Value, class Ctx, class Out>
+void uniform_rows(const Ring& ring, shape3 shape, const kernel_extents& w, std::uint64_t i, std::uint64_t j,
+                  Value&& value, const uniform_scratch<Ctx>& scratch, std::size_t slot, Out&& out) {
+  const auto nt = shape.samples;
+  const auto size0 = static_cast<double>(w[0].size());
+  const auto size1 = static_cast<double>(w[1].size());
+  double* sums[C];
+  for (std::size_t c = 0; c < C; ++c) sums[c] = scratch.sum(slot, c);
+  auto clear = [&] {
+    for (std::size_t c = 0; c < C; ++c) std::fill(sums[c], sums[c] + nt, 0.0);
+  };
+  // Inline pass, for each crossline of the window: float rows [k * C, k * C + C).
+  for_each_in_window(j, w[1], shape.crosslines, [&](std::uint64_t k, std::uint64_t x) {
+    clear();
+    for_each_in_window(i, w[0], shape.inlines, [&](std::uint64_t, std::uint64_t il) {
+      const float* g = ring.slice(il) + x * nt;
+      for (std::size_t c = 0; c < C; ++c)
+        for (std::uint64_t t = 0; t < nt; ++t) sums[c][t] += value(c, g, t);
+    });
+    for (std::size_t c = 0; c < C; ++c) {
+      float* u = scratch.row(slot, k * C + c);
+      for (std::uint64_t t = 0; t < nt; ++t) u[t] = static_cast<float>(sums[c][t] / size0);
+    }
+  });
+  // Crossline pass into the last C float rows, then the time pass into out(c).
+  const auto rows = w[1].size();
+  clear();
+  for (std::uint64_t k = 0; k < rows; ++k)
+    for (std::size_t c = 0; c < C; ++c) {
+      const float* u = scratch.row(slot, k * C + c);
+      for (std::uint64_t t = 0; t < nt; ++t) sums[c][t] += u[t];
+    }
+  for (std::size_t c = 0; c < C; ++c) {
+    float* v = scratch.row(slot, rows * C + c);
+    for (std::uint64_t t = 0; t < nt; ++t) v[t] = static_cast<float>(sums[c][t] / size1);
+    window_mean_along_time(v, nt, w[2], out(c));
+  }
+}
+
+/// Gradients of the source's inline slices, the last `slots` of them in a ring
+/// (gi, gj, gk one after the other in each ring slice).
+template <class Ctx>
+class gradient_ring {
+ public:
+  gradient_ring(Ctx& ctx, shape3 shape, std::uint64_t slots)
+      : ctx_(&ctx),
+        shape_(shape),
+        slice_(shape.crosslines * shape.samples),
+        ring_(ctx, slots, 3 * slice_),
+        scratch_(ctx, 6, shape.samples) {}
+
+  /// Computes gradients up to slice `last` (in order). slice(il) and load as in gradient_rows.
+  template <class Slice, class Load>
+  void produce_to(std::uint64_t last, Slice&& slice, Load&& load) {
+    ring_.produce_to(last, [&](std::uint64_t i, float* dst) {
+      const gradient_rows rows{shape_};
+      ctx_->parallel_for(shape_.crosslines, [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
+        float* s[6];
+        for (std::uint64_t r = 0; r < 6; ++r) s[r] = scratch_.row(slot, r);
+        for (auto j = b; j < e; ++j) {
+          float* g = dst + j * shape_.samples;
+          rows(slice, load, i, j, s, g, g + slice_, g + 2 * slice_);
+        }
+      });
+    });
+  }
+  const slice_ring<Ctx>& ring() const { return ring_; }
+  std::uint64_t slice_size() const { return slice_; }
+
+ private:
+  Ctx* ctx_;
+  shape3 shape_;
+  std::uint64_t slice_;
+  slice_ring<Ctx> ring_;
+  thread_rows<float, Ctx> scratch_;
+};
+
+/// The six tensor components in the reference's output order.
+inline constexpr std::size_t tensor_components = 6;
+inline constexpr std::uint64_t tensor_factors[tensor_components][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
+
+/// The gradient structure tensor of a cube, one inline slice at a time.
+/// Buffers: kernel[0] gradient slices (3 floats per voxel) and, per thread,
+/// 6 gradient rows, the uniform filter's scratch and 6 tensor rows.
+template <class Ctx>
+class structure_tensor_stream {
+ public:
+  structure_tensor_stream(Ctx& ctx, shape3 shape, std::array<std::uint64_t, 3> kernel)
+      : ctx_(&ctx),
+        shape_(shape),
+        w_{window_extent::of(kernel[0]), window_extent::of(kernel[1]), window_extent::of(kernel[2])},
+        gradients_(ctx, shape, kernel[0]),
+        scratch_(ctx, tensor_components, kernel[1], shape.samples),
+        rows_(ctx, tensor_components, shape.samples) {}
+
+  /// Calls f(j, components, slot) for every crossline row j of inline slice i
+  /// (in parallel); components[c] is row j of component c (gi2, gj2, gk2, gigj,
+  /// gigk, gjgk), valid during the call. Call for i = 0, 1, ... in order.
+  template <class F>
+  void slice(cube_view<const float> in, std::uint64_t i, F&& f) {
+    if constexpr (!Ctx::computes) return;
+    const auto slice_size = gradients_.slice_size();
+    const auto last = std::min(i + w_[0].after, shape_.inlines - 1);
+    gradients_.produce_to(
+        last, [&](std::uint64_t il) { return in.data() + il * slice_size; }, [](float v) { return v; });
+    auto product = [slice_size](std::size_t c, const float* g, std::uint64_t t) {
+      return g[tensor_factors[c][0] * slice_size + t] * g[tensor_factors[c][1] * slice_size + t];
+    };
+    ctx_->parallel_for(shape_.crosslines, [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
+      const float* components[tensor_components];
+      for (std::size_t c = 0; c < tensor_components; ++c) components[c] = rows_.row(slot, c);
+      for (auto j = b; j < e; ++j) {
+        uniform_rows<tensor_components>(gradients_.ring(), shape_, w_, i, j, product, scratch_, slot,
+                                        [&](std::size_t c) { return rows_.row(slot, c); });
+        f(j, static_cast<const float* const*>(components), slot);
+      }
+    });
+  }
+
+ private:
+  Ctx* ctx_;
+  shape3 shape_;
+  kernel_extents w_;
+  gradient_ring<Ctx> gradients_;
+  uniform_scratch<Ctx> scratch_;
+  thread_rows<float, Ctx> rows_;
+};
+
+/// Runs f(i, j, components, slot) for every crossline row j of every inline
+/// slice i of the structure tensor of `in` (rows of a slice in parallel).
+template <class Ctx, class F>
+void for_each_tensor_row(Ctx& ctx, cube_view<const float> in, const std::array<std::uint64_t, 3>& kernel, F&& f) {
+  structure_tensor_stream<Ctx> stream(ctx, in.shape(), kernel);
+  if constexpr (!Ctx::computes) return;
+  for (std::uint64_t i = 0; i < in.shape().inlines; ++i)
+    stream.slice(in, i, [&](std::uint64_t j, const float* const* c, std::size_t slot) { f(i, j, c, slot); });
+}
+
+}  // namespace dwsr::operators::detail

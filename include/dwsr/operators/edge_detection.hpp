@@ -1,0 +1,351 @@
+#pragma once
+/// \file The edge-detection family (reference: dasf-seismic-extras
+/// edge_detection.py): semblance, the eigenstructure of analytic-trace
+/// covariances, attributes of the gradient structure tensor's eigenvalues, and
+/// volume curvature of the gradient dips.
+///
+/// Memory: every operator streams over inline slices. Windows are read from the
+/// input (or from rings of a few slices of gradients) and per-voxel matrices
+/// exist only on the stack of the thread solving them: input + outputs + a few
+/// slices + per-thread rows (the NumPy reference materialises a window or a
+/// 3x3 matrix per voxel: 20-101x its input).
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dwsr/operators/detail/analytic_signal.hpp"
+#include "dwsr/operators/detail/common.hpp"
+#include "dwsr/operators/detail/gradient_dips.hpp"
+#include "dwsr/operators/detail/kernel_param.hpp"
+#include "dwsr/operators/detail/largest_eigenvalue.hpp"
+#include "dwsr/operators/detail/structure_tensor.hpp"
+#include "dwsr/operators/detail/symmetric_eigen.hpp"
+#include "dwsr/operators/detail/window_stream.hpp"
+#include "dwsr/ops/operator.hpp"
+
+namespace dwsr::operators {
+
+namespace detail {
+
+/// Semblance (both reference variants): over the window around each voxel,
+/// sum_t (sum of traces)^2 / sum of squares / traces, in double; NaN -> 0.
+template <class Ctx>
+void semblance(Ctx& ctx, cube_view<const float> in, const std::array<std::uint64_t, 3>& kernel, cube_view<float> out) {
+  const auto shape = in.shape();
+  const auto nt = shape.samples;
+  const window_extent w[3] = {window_extent::of(kernel[0]), window_extent::of(kernel[1]), window_extent::of(kernel[2])};
+  const auto traces = static_cast<double>(kernel[0] * kernel[1]);
+  // Per thread: the window's trace sums and sums of squares per sample.
+  thread_rows<double, Ctx> rows(ctx, 2, nt);
+  if constexpr (!Ctx::computes) return;
+  ctx.parallel_for(shape.traces(), [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
+    double* sum = rows.row(slot, 0);
+    double* squares = rows.row(slot, 1);
+    for (auto tr = b; tr < e; ++tr) {
+      const auto i = tr / shape.crosslines, j = tr % shape.crosslines;
+      std::fill(sum, sum + nt, 0.0);
+      std::fill(squares, squares + nt, 0.0);
+      for_each_in_window(i, w[0], shape.inlines, [&](std::uint64_t, std::uint64_t il) {
+        for_each_in_window(j, w[1], shape.crosslines, [&](std::uint64_t, std::uint64_t xl) {
+          const float* x = in.trace(il, xl).data();
+          for (std::uint64_t t = 0; t < nt; ++t) {
+            const double v = x[t];
+            sum[t] += v;
+            squares[t] += v * v;
+          }
+        });
+      });
+      float* y = out.trace(tr).data();
+      for (std::uint64_t t = 0; t < nt; ++t) {
+        double num = 0, den = 0;
+        for_each_in_window(t, w[2], nt, [&](std::uint64_t, std::uint64_t s) {
+          num += sum[s] * sum[s];
+          den += squares[s];
+        });
+        const double v = num / den / traces;
+        y[t] = std::isnan(v) ? 0.0f : static_cast<float>(v);
+      }
+    }
+  });
+}
+
+/// Writes f(e1, e2, e3) (the tensor's eigenvalues, largest first, as float32
+/// like the reference's) of every voxel into `out`.
+template <class Ctx, class F>
+void per_voxel_eigenvalues(Ctx& ctx, cube_view<const float> in, const std::array<std::uint64_t, 3>& kernel,
+                           cube_view<float> out, F&& f) {
+  const auto nt = in.shape().samples;
+  detail::for_each_tensor_row(
+      ctx, in, kernel, [&](std::uint64_t i, std::uint64_t j, const float* const* c, std::size_t) {
+        float* y = out.trace(i, j).data();
+        for (std::uint64_t t = 0; t < nt; ++t) {
+          const float comps[6] = {c[0][t], c[1][t], c[2][t], c[3][t], c[4][t], c[5][t]};
+          const auto e = detail::tensor_eigenvalues(comps);
+          y[t] = f(static_cast<float>(e[2]), static_cast<float>(e[1]), static_cast<float>(e[0]));
+        }
+      });
+}
+
+}  // namespace detail
+
+/// Defines a semblance operator (the reference has two implementations of the
+/// same math, generic_filter-based and patch-based; dwsr computes both alike).
+#define DWSR_SEMBLANCE(op_name, doc)                                                                            \
+  struct op_name : detail::kernel_params_of<3, 3, 9> {                                                    \
+    static constexpr std::string_view name = #op_name;                                                          \
+    static constexpr std::string_view family = "edge_detection";                                                \
+    static constexpr std::string_view summary = doc;                                                            \
+    explicit op_name(const param_values& p = param_values::bind(name, params())) : kernel_params_of(name, p) {} \
+    dwsr::halo halo() const { return detail::window_halo(kernel); }                                          \
+    std::vector<output_spec> outputs() const { return {{"", dtype::float32}}; }                                 \
+    template <ExecutionContext Ctx>                                                                             \
+    void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {                       \
+      detail::semblance(ctx, in, kernel, out[0].as<float>());                                                \
+    }                                                                                                           \
+  };
+
+/// semblance: sum over the window of (sum of traces)^2 / sum of squares / traces.
+DWSR_SEMBLANCE(semblance, "windowed semblance: sum (sum of traces)^2 / sum of squares / traces")
+/// semblance2: the reference's patch-based semblance, the same math as semblance.
+DWSR_SEMBLANCE(semblance2, "windowed semblance (the reference's patch-based variant)")
+#undef DWSR_SEMBLANCE
+
+/// eig_complex: per voxel, the covariance C = Re(A A^H) of the window's analytic
+/// traces A (kernel[0] * kernel[1] traces of kernel[2] samples), then
+/// |lambda_max / sum lambda| = lambda_max / trace(C), NaN -> 0. The reference
+/// sums numpy.linalg.eigvals; for this symmetric matrix that is the trace.
+struct eig_complex : detail::kernel_params_of<3, 3, 9> {
+  static constexpr std::string_view name = "eig_complex";
+  static constexpr std::string_view family = "edge_detection";
+  static constexpr std::string_view summary = "largest eigenvalue share of the window's analytic-trace covariance";
+  explicit eig_complex(const param_values& p = param_values::bind(name, params())) : kernel_params_of(name, p) {
+    if (kernel[0] * kernel[1] > detail::largest_eigenvalue_solver::max_size)
+      throw invalid_input("parameter 'kernel' of 'eig_complex': " + std::to_string(kernel[0]) + " x " +
+                          std::to_string(kernel[1]) + " traces per window exceed the supported " +
+                          std::to_string(detail::largest_eigenvalue_solver::max_size) +
+                          "; use a smaller inline x crossline window");
+  }
+  /// The analytic signal needs whole traces; the time window lies inside them.
+  dwsr::halo halo() const { return {.radius = {kernel[0] / 2, kernel[1] / 2, 0}, .whole_traces = true}; }
+  std::vector<output_spec> outputs() const { return {{"", dtype::float32}}; }
+  template <ExecutionContext Ctx>
+  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
+    const auto shape = in.shape();
+    const auto nt = shape.samples;
+    const auto n = kernel[0] * kernel[1];
+    using detail::window_extent;
+    const window_extent w[3] = {window_extent::of(kernel[0]), window_extent::of(kernel[1]),
+                                window_extent::of(kernel[2])};
+    detail::analytic_workspace<Ctx> analytic(ctx, nt);
+    // Per thread: the window's n analytic traces, one n x n covariance and the solver's scratch.
+    using solver = detail::largest_eigenvalue_solver;
+    detail::thread_rows<std::complex<float>, Ctx> traces(ctx, n, nt);
+    detail::thread_rows<double, Ctx> covariance(ctx, 2, std::max(n * n, solver::scratch_size(n)));
+    if constexpr (!Ctx::computes) return;
+    auto y = out[0].as<float>();
+    ctx.parallel_for(shape.traces(), [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
+      double* c = covariance.row(slot, 0);
+      solver largest(n, covariance.row(slot, 1));
+      for (auto tr = b; tr < e; ++tr) {
+        largest.reset();
+        const auto i = tr / shape.crosslines, j = tr % shape.crosslines;
+        detail::for_each_in_window(i, w[0], shape.inlines, [&](std::uint64_t a, std::uint64_t il) {
+          detail::for_each_in_window(j, w[1], shape.crosslines, [&](std::uint64_t k, std::uint64_t xl) {
+            const auto* s = analytic.analytic(slot, in.trace(il, xl).data());
+            std::copy(s, s + nt, traces.row(slot, a * kernel[1] + k));
+          });
+        });
+        float* out_trace = y.trace(tr).data();
+        for (std::uint64_t t = 0; t < nt; ++t) {
+          std::fill(c, c + n * n, 0.0);
+          detail::for_each_in_window(t, w[2], nt, [&](std::uint64_t, std::uint64_t s) {
+            for (std::uint64_t p = 0; p < n; ++p) {
+              const std::complex<float> ap = traces.row(slot, p)[s];
+              for (std::uint64_t q = p; q < n; ++q) {
+                const std::complex<float> aq = traces.row(slot, q)[s];
+                c[q * n + p] += double(ap.real()) * double(aq.real()) + double(ap.imag()) * double(aq.imag());
+              }
+            }
+          });
+          double trace = 0;
+          for (std::uint64_t p = 0; p < n; ++p) {
+            trace += c[p * n + p];
+            for (std::uint64_t q = p + 1; q < n; ++q) c[p * n + q] = c[q * n + p];
+          }
+          // A window of zero traces: 0 / 0, which the reference maps to 0.
+          out_trace[t] = trace > 0 ? static_cast<float>(std::abs(largest(c, trace) / trace)) : 0.0f;
+        }
+      }
+    });
+  }
+};
+
+/// Defines an attribute of the structure tensor's eigenvalues e1 >= e2 >= e3
+/// (float32 arithmetic as in the reference; NaN where it divides 0 by 0, as the
+/// reference does).
+#define DWSR_TENSOR_EIGENVALUES(op_name, doc, expr)                                                              \
+  struct op_name : detail::kernel_params_of<3, 3, 9> {                                                     \
+    static constexpr std::string_view name = #op_name;                                                           \
+    static constexpr std::string_view family = "edge_detection";                                                 \
+    static constexpr std::string_view summary = doc;                                                             \
+    explicit op_name(const param_values& p = param_values::bind(name, params())) : kernel_params_of(name, p) {}  \
+    dwsr::halo halo() const { return detail::window_halo(kernel, 1); }                                        \
+    std::vector<output_spec> outputs() const { return {{"", dtype::float32}}; }                                  \
+    template <ExecutionContext Ctx>                                                                              \
+    void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {                        \
+      detail::per_voxel_eigenvalues(                                                                          \
+          ctx, in, kernel, out[0].as<float>(),                                                                   \
+          []([[maybe_unused]] float e1, [[maybe_unused]] float e2, [[maybe_unused]] float e3) { return expr; }); \
+    }                                                                                                            \
+  };
+
+/// chaos: 2 e2 / (e1 + e3) of the structure tensor smoothed over `kernel`.
+DWSR_TENSOR_EIGENVALUES(chaos, "structure-tensor chaos 2 e2 / (e1 + e3)", (2 * e2) / (e1 + e3))
+/// coherence: (e1 - e2) / (e1 + e2) of the structure tensor smoothed over `kernel`.
+DWSR_TENSOR_EIGENVALUES(coherence, "structure-tensor coherence (e1 - e2) / (e1 + e2)", (e1 - e2) / (e1 + e2))
+/// structured_semblance: ((e2 + e3)^2 e1) / ((e2^2 + e3^2) e1) of the smoothed structure tensor.
+DWSR_TENSOR_EIGENVALUES(structured_semblance, "structure-tensor semblance ((e2 + e3)^2 e1) / ((e2^2 + e3^2) e1)",
+                        (((e2 + e3) * (e2 + e3)) * e1) / (((e2 * e2) + (e3 * e3)) * e1))
+#undef DWSR_TENSOR_EIGENVALUES
+
+namespace detail {
+
+/// The curvature attributes at one voxel from the dips (u, v) = -(il, xl) /
+/// dip_factor and the uniform-filtered first derivatives of u and v, in the
+/// reference's float32 operation order (so its +-inf and NaN fall alike).
+struct curvature {
+  float H, K, Kmax, Kmin;
+  static curvature at(float u, float v, float ux, float uy, float uz, float vx, float vy, float vz) {
+    const float w = 1, wx = 0, wy = 0, wz = 0, E = 1, G = 1;
+    const float uv = u * v, vw = v * w, u2 = u * u, v2 = v * v, w2 = w * w;
+    const float u2pv2 = u2 + v2, v2pw2 = v2 + w2;
+    const float s = std::sqrt(u2pv2 + w2);
+    const float F = -(u * w) / (std::sqrt(u2pv2) * std::sqrt(v2pw2));
+    const float D = -(-uv * vx + u2 * vy + v2 * ux - uv * uy) / (u2pv2 * s);
+    const float Di = -(vw * (uy + vx) - 2 * u * w * vy - v2 * (uz + wx) + uv * (vz + wy)) /
+                     (2 * std::sqrt(u2pv2) * std::sqrt(v2pw2) * s);
+    const float Dii = -(-vw * wy + v2 * wz + w2 * vy - vw * vz) / (v2pw2 * s);
+    const float H = (E * Dii - 2 * F * Di + G * D) / (2 * (E * G - F * F));
+    const float K = (D * Dii - Di * Di) / (E * G - F * F);
+    const float Kmin = H - std::sqrt(H * H - K);
+    const float Kmax = H + std::sqrt(H * H - K);
+    auto zero_nan = [](float x) { return std::isnan(x) ? 0.0f : x; };
+    return {zero_nan(H), zero_nan(K), zero_nan(Kmax), zero_nan(Kmin)};
+  }
+};
+
+}  // namespace detail
+
+/// volume_curvature: curvature attributes of the gradient dips (computed with
+/// the same dip_factor and kernel, median-filtered): u, v = -(il, xl) /
+/// dip_factor, their first derivatives uniform-filtered over `kernel`, then H,
+/// K, Kmax, Kmin (NaN -> 0, +-inf kept where a denominator vanishes, as in the
+/// reference), KMPos = max(Kmax, Kmin), KMNeg = min(Kmax, Kmin).
+///
+/// Memory: the dips are computed into the KMPos and KMNeg outputs (the last
+/// outputs written), which then serve as the source of the curvature stream;
+/// each of their slices is overwritten once no later slice needs it.
+struct volume_curvature : detail::dip_params {
+  static constexpr std::string_view name = "volume_curvature";
+  static constexpr std::string_view family = "edge_detection";
+  static constexpr std::string_view summary = "mean, Gaussian and principal curvatures of the gradient dips";
+  explicit volume_curvature(const param_values& p = param_values::bind(name, params())) : dip_params(name, p) {}
+  /// Dips (1 + kernel / 2), their derivatives (1) and the uniform filter (kernel / 2).
+  dwsr::halo halo() const {
+    std::array<std::uint64_t, 3> r{};
+    for (std::size_t a = 0; a < 3; ++a) r[a] = 2 + 2 * (kernel[a] / 2);
+    return {r, false, false};
+  }
+  std::vector<output_spec> outputs() const {
+    return {{"H", dtype::float32},    {"K", dtype::float32},     {"Kmax", dtype::float32},
+            {"Kmin", dtype::float32}, {"KMPos", dtype::float32}, {"KMNeg", dtype::float32}};
+  }
+  template <ExecutionContext Ctx>
+  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
+    const auto shape = in.shape();
+    auto il_dips = out[4].as<float>();
+    auto xl_dips = out[5].as<float>();
+    {
+      detail::dips_stream<Ctx> dips(ctx, shape, kernel, dip_factor);
+      if constexpr (Ctx::computes)
+        for (std::uint64_t i = 0; i < shape.inlines; ++i)
+          dips.slice(in, i, il_dips.trace(i, 0).data(), xl_dips.trace(i, 0).data());
+    }
+    curvatures(ctx, shape, il_dips, xl_dips, out);
+  }
+
+ private:
+  template <class Ctx>
+  void curvatures(Ctx& ctx, shape3 shape, cube_view<float> il_dips, cube_view<float> xl_dips,
+                  std::span<const array_ref> out) const {
+    namespace d = dwsr::operators::detail;
+    const auto nt = shape.samples;
+    const auto slice = shape.crosslines * nt;
+    const d::kernel_extents w{d::window_extent::of(kernel[0]), d::window_extent::of(kernel[1]),
+                              d::window_extent::of(kernel[2])};
+    // Ring of the derivatives (ux, uy, uz, vx, vy, vz) of the last kernel[0] slices.
+    d::slice_ring<Ctx> ring(ctx, kernel[0], 6 * slice);
+    d::thread_rows<float, Ctx> rows(ctx, 6 + 6, nt);  // gradient scratch, filtered derivatives
+    d::uniform_scratch<Ctx> scratch(ctx, 6, kernel[1], nt);
+    if constexpr (!Ctx::computes) return;
+    const float factor = static_cast<float>(dip_factor);
+    const auto to_dip = [factor](float x) { return (-x) / factor; };
+    const d::gradient_rows gradients{shape};
+    auto produce = [&](std::uint64_t s, float* dst) {
+      ctx.parallel_for(shape.crosslines, [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
+        float* g[6];
+        for (std::uint64_t r = 0; r < 6; ++r) g[r] = rows.row(slot, r);
+        for (auto j = b; j < e; ++j) {
+          float* o = dst + j * nt;
+          for (std::uint64_t c = 0; c < 2; ++c) {
+            const float* source = (c == 0 ? il_dips : xl_dips).data();
+            gradients([&](std::uint64_t il) { return source + il * slice; }, to_dip, s, j, g, o + 3 * c * slice,
+                      o + (3 * c + 1) * slice, o + (3 * c + 2) * slice);
+          }
+        }
+      });
+    };
+    auto field = [&](std::size_t k) { return out[k].as<float>(); };
+    // KMPos / KMNeg of slice i from Kmax / Kmin, once the dips of slice i are no longer read.
+    auto finish = [&](std::uint64_t i) {
+      float *pos = field(4).trace(i, 0).data(), *neg = field(5).trace(i, 0).data();
+      const float *kmax = field(2).trace(i, 0).data(), *kmin = field(3).trace(i, 0).data();
+      for (std::uint64_t k = 0; k < slice; ++k) {
+        pos[k] = std::max(kmax[k], kmin[k]);
+        neg[k] = std::min(kmax[k], kmin[k]);
+      }
+    };
+    const auto value = [slice](std::size_t c, const float* g, std::uint64_t t) { return g[c * slice + t]; };
+    for (std::uint64_t i = 0; i < shape.inlines; ++i) {
+      ring.produce_to(std::min(i + w[0].after, shape.inlines - 1), produce);
+      ctx.parallel_for(shape.crosslines, [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
+        for (auto j = b; j < e; ++j) {
+          d::uniform_rows<6>(ring, shape, w, i, j, value, scratch, slot,
+                             [&](std::size_t c) { return rows.row(slot, 6 + c); });
+          const float* f[6];
+          for (std::size_t c = 0; c < 6; ++c) f[c] = rows.row(slot, 6 + c);
+          const float* il = il_dips.trace(i, j).data();
+          const float* xl = xl_dips.trace(i, j).data();
+          float* y[4];
+          for (std::size_t k = 0; k < 4; ++k) y[k] = field(k).trace(i, j).data();
+          for (std::uint64_t t = 0; t < nt; ++t) {
+            const auto c = detail::curvature::at(to_dip(il[t]), to_dip(xl[t]), f[0][t], f[1][t], f[2][t], f[3][t],
+                                                    f[4][t], f[5][t]);
+            y[0][t] = c.H, y[1][t] = c.K, y[2][t] = c.Kmax, y[3][t] = c.Kmin;
+          }
+        }
+      });
+      if (i > 0) finish(i - 1);
+    }
+    finish(shape.inlines - 1);
+  }
+};
+
+}  // namespace dwsr::operators

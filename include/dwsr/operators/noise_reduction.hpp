@@ -1,0 +1,124 @@
+#pragma once
+/// \file The noise-reduction family: 3-D smoothing filters with scipy.ndimage's
+/// semantics ("reflect" borders, origin 0), NaN set to 0 afterwards
+/// (reference: dasf-seismic-extras noise_reduction.py).
+///
+/// Memory: input + output + per-thread scratch. The separable filters
+/// (gaussian, convolution) run their first pass from the input into the output
+/// and the others in place on it, with one panel of lines per thread
+/// (detail/separable.hpp); median keeps one trace of sorted window columns
+/// per thread (detail/rank_filter.hpp). The reference needs 2.25x its input.
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "dwsr/operators/detail/common.hpp"
+#include "dwsr/operators/detail/kernel_param.hpp"
+#include "dwsr/operators/detail/rank_filter.hpp"
+#include "dwsr/operators/detail/separable.hpp"
+#include "dwsr/operators/detail/sigma_params.hpp"
+#include "dwsr/ops/operator.hpp"
+
+namespace dwsr::operators {
+
+namespace detail {
+
+/// Shared by the family: one float32 output and a name.
+struct noise_reduction_op {
+  static constexpr std::string_view family = "noise_reduction";
+  std::vector<output_spec> outputs() const { return {{"", dtype::float32}}; }
+};
+
+}  // namespace detail
+
+/// gaussian: scipy.ndimage.gaussian_filter(x, sigmas, truncate=truncate), NaN -> 0.
+/// Passes along inline, crossline and time in that order (as scipy), each of
+/// radius int(truncate sigma + 0.5); an axis with sigma 0 is not filtered.
+struct gaussian : detail::noise_reduction_op {
+  static constexpr std::string_view name = "gaussian";
+  static constexpr std::string_view summary = "3-D gaussian smoothing (scipy gaussian_filter, reflect)";
+  static std::vector<param_spec> params() {
+    return {detail::sigmas_spec({1, 1, 1}, "standard deviations along inline, crossline, time (samples; 0: none)"),
+            {"truncate", param_kind::real, 4.0, "kernel radius in standard deviations"}};
+  }
+  explicit gaussian(const param_values& p = param_values::bind(name, params()))
+      : sigmas(detail::gaussian_sigmas(name, p, true)), truncate(p.real("truncate")) {
+    if (!(truncate > 0 && truncate <= 100))
+      throw invalid_input("parameter 'truncate' of 'gaussian' = " + format_value(truncate) +
+                          ": expected a radius in standard deviations above 0 and at most 100, e.g. 4");
+  }
+  /// Whether the filter smooths along `axis` (scipy skips sigma <= 1e-15).
+  bool filters(int axis) const { return sigmas[std::size_t(axis)] > detail::negligible_sigma; }
+  dwsr::halo halo() const {
+    dwsr::halo h;
+    for (int a = 0; a < 3; ++a)
+      h.radius[std::size_t(a)] = filters(a) ? detail::gaussian_radius(sigmas[std::size_t(a)], truncate) : 0;
+    return h;
+  }
+  template <ExecutionContext Ctx>
+  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
+    auto y = out[0].as<float>();
+    auto recipe = [&](int a) {
+      return filters(a) ? detail::kernel_recipe::gaussian(sigmas[std::size_t(a)], 0, truncate)
+                        : detail::kernel_recipe::uniform(1);
+    };
+    detail::kernel_bank<Ctx> bank(ctx, {recipe(0), recipe(1), recipe(2)});
+    std::array<detail::filter_pass, 3> passes;
+    std::size_t n = 0;
+    for (int a = 0; a < 3; ++a)
+      if (filters(a)) passes[n++] = {a, bank[std::size_t(a)]};
+    detail::separable_filter(ctx, in.data(), y.data(), in.shape(), std::span(passes.data(), n));
+    detail::transform_in_place(ctx, y.data(), y.size(), detail::nan_to_zero);
+  }
+  std::array<double, 3> sigmas;
+  double truncate;
+};
+
+/// median: scipy.ndimage.median_filter(x, size=kernel), NaN -> 0. Exact
+/// selection, so finite results equal scipy's bit for bit (even sizes: the
+/// upper median, rank size // 2, as scipy).
+struct median : detail::noise_reduction_op {
+  static constexpr std::string_view name = "median";
+  static constexpr std::string_view summary = "3-D median filter of a box window (scipy median_filter, reflect)";
+  static std::vector<param_spec> params() { return {detail::kernel_spec(3, 3, 3)}; }
+  explicit median(const param_values& p = param_values::bind(name, params())) : kernel(detail::kernel_value(name, p)) {}
+  dwsr::halo halo() const { return detail::window_halo(kernel); }
+  template <ExecutionContext Ctx>
+  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
+    auto y = out[0].as<float>();
+    detail::rank_filter(ctx, in.data(), y.data(), in.shape(), kernel, kernel[0] * kernel[1] * kernel[2] / 2);
+    detail::transform_in_place(ctx, y.data(), y.size(), detail::nan_to_zero);
+  }
+  std::array<std::uint64_t, 3> kernel;
+};
+
+/// convolution: scipy.ndimage.uniform_filter(x, size=kernel) (the mean over a
+/// box window), NaN -> 0. Passes along inline, crossline, time; size-1 axes skipped.
+struct convolution : detail::noise_reduction_op {
+  static constexpr std::string_view name = "convolution";
+  static constexpr std::string_view summary = "3-D box mean filter (scipy uniform_filter, reflect)";
+  static std::vector<param_spec> params() { return {detail::kernel_spec(3, 3, 3)}; }
+  explicit convolution(const param_values& p = param_values::bind(name, params()))
+      : kernel(detail::kernel_value(name, p)) {}
+  dwsr::halo halo() const { return detail::window_halo(kernel); }
+  template <ExecutionContext Ctx>
+  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
+    auto y = out[0].as<float>();
+    using detail::kernel_recipe;
+    detail::kernel_bank<Ctx> bank(
+        ctx, {kernel_recipe::uniform(kernel[0]), kernel_recipe::uniform(kernel[1]), kernel_recipe::uniform(kernel[2])});
+    std::array<detail::filter_pass, 3> passes;
+    std::size_t n = 0;
+    for (int a = 0; a < 3; ++a)
+      if (kernel[std::size_t(a)] > 1) passes[n++] = {a, bank[std::size_t(a)]};
+    detail::separable_filter(ctx, in.data(), y.data(), in.shape(), std::span(passes.data(), n));
+    detail::transform_in_place(ctx, y.data(), y.size(), detail::nan_to_zero);
+  }
+  std::array<std::uint64_t, 3> kernel;
+};
+
+}  // namespace dwsr::operators

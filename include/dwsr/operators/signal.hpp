@@ -1,0 +1,528 @@
+#pragma once
+/// \file The signal-processing family (reference: dasf-seismic-extras
+/// signal.py): derivative stencils, amplitude scaling and windowed measures.
+/// phase_rotation lives in complex_trace.hpp.
+///
+/// Memory: input + output + per-thread scratch (a panel of lines, a trace) and,
+/// for gradient_magnitude and trace_agc's reduction, one or two inline slices.
+/// Separable passes run from the input into the output and then in place
+/// (detail/separable.hpp). The reference needs 4x (derivatives), 5x
+/// (histogram_equalization), 11-12x (rms, trace_agc, reflection_intensity).
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dwsr/operators/detail/common.hpp"
+#include "dwsr/operators/detail/kernel_param.hpp"
+#include "dwsr/operators/detail/separable.hpp"
+#include "dwsr/operators/detail/sigma_params.hpp"
+#include "dwsr/operators/detail/slice_stream.hpp"
+#include "dwsr/ops/operator.hpp"
+
+namespace dwsr::operators {
+
+namespace detail {
+
+/// Shared by the family: one float32 output.
+struct signal_op {
+  static constexpr std::string_view family = "signal";
+  std::vector<output_spec> outputs() const { return {{"", dtype::float32}}; }
+};
+
+/// The `axis` parameter (-3 to 2) as 0, 1 or 2, or invalid_input.
+inline int derivative_axis(std::string_view op, const param_values& p) {
+  const double a = p.real("axis");
+  if (!(a >= -3 && a <= 2))
+    throw invalid_input("parameter 'axis' of '" + std::string(op) + "' = " + format_value(a) +
+                        ": expected an axis from -3 to 2 (0 or -3: inline, 1 or -2: crossline, 2 or -1: time)");
+  return static_cast<int>(a < 0 ? a + 3 : a);
+}
+
+/// A derivative along one axis with smoothing along the other two: the
+/// reference's FirstDerivative / SecondDerivative. Stencil::derivative and
+/// Stencil::smoothing are kernel_recipes of the same odd size.
+template <class Stencil>
+struct derivative_op : signal_op {
+  static std::vector<param_spec> params() {
+    return {{"axis", param_kind::integer, -1.0, "axis to differentiate: 0 inline, 1 crossline, 2 or -1 time"}};
+  }
+  explicit derivative_op(std::string_view op, const param_values& p) : axis(derivative_axis(op, p)) {}
+  dwsr::halo halo() const {
+    const auto r = Stencil::derivative().size() / 2;
+    return {.radius = {r, r, r}};
+  }
+  /// Derivative along `axis`, then smoothing along the other axes in ascending order.
+  template <ExecutionContext Ctx>
+  void apply(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
+    detail::kernel_bank<Ctx> bank(ctx, {Stencil::derivative(), Stencil::smoothing()});
+    std::array<detail::filter_pass, 3> passes{{{axis, bank[0]}}};
+    std::size_t n = 1;
+    for (int a = 0; a < 3; ++a)
+      if (a != axis) passes[n++] = {a, bank[1]};
+    detail::separable_filter(ctx, in.data(), out[0].as<float>().data(), in.shape(), passes);
+  }
+  int axis;
+};
+
+struct first_stencil {
+  static detail::kernel_recipe derivative() { return detail::kernel_recipe::fixed({-0.5, 0.0, 0.5}); }
+  static detail::kernel_recipe smoothing() { return detail::kernel_recipe::fixed({0.178947, 0.642105, 0.178947}); }
+};
+struct second_stencil {
+  static detail::kernel_recipe derivative() {
+    return detail::kernel_recipe::fixed({0.232905, 0.002668, -0.471147, 0.002668, 0.232905});
+  }
+  static detail::kernel_recipe smoothing() {
+    return detail::kernel_recipe::fixed({0.030320, 0.249724, 0.439911, 0.249724, 0.030320});
+  }
+};
+
+/// Windowed RMS: sqrt of the box mean of x^2 (uniform passes along time,
+/// crossline, inline; size-1 axes skipped), NaN -> 0, written to y.
+template <class Ctx>
+void windowed_rms(Ctx& ctx, cube_view<const float> in, float* y, const std::array<std::uint64_t, 3>& k) {
+  using detail::kernel_recipe;
+  detail::kernel_bank<Ctx> bank(
+      ctx, {kernel_recipe::uniform(k[0]), kernel_recipe::uniform(k[1]), kernel_recipe::uniform(k[2])});
+  std::array<detail::filter_pass, 3> passes;
+  std::size_t n = 0;
+  for (int a = 2; a >= 0; --a)
+    if (k[std::size_t(a)] > 1) passes[n++] = {a, bank[std::size_t(a)]};
+  const float* x = in.data();
+  ctx.parallel_for(
+      in.size(),
+      [&](std::uint64_t b, std::uint64_t e, std::size_t) {
+        for (auto i = b; i < e; ++i) y[i] = x[i] * x[i];
+      },
+      1 << 14);
+  detail::separable_filter(ctx, y, y, in.shape(), std::span(passes.data(), n));
+  detail::transform_in_place(ctx, y, in.size(), [](float v) { return nan_to_zero(std::sqrt(v)); });
+}
+
+/// The reference's histogram bin edges: numpy.linspace(min, max, 256) in
+/// double, cast to float32 (the last edge is max itself).
+inline void histogram_edges(float lo, float hi, float* edges) {
+  const double start = lo, step = (double(hi) - start) / 255.0;
+  for (int k = 0; k < 255; ++k) edges[k] = static_cast<float>(k * step + start);
+  edges[255] = hi;
+}
+
+}  // namespace detail
+
+/// first_derivative: [-0.5, 0, 0.5] along `axis`, then [0.178947, 0.642105,
+/// 0.178947] along the two other axes (ascending), reflect borders. Differs
+/// from the reference for axis -2 and -3 only: the reference compares those to
+/// non-negative axis numbers and so smooths the wrong axes; dwsr treats them as 1 and 0.
+struct first_derivative : detail::derivative_op<detail::first_stencil> {
+  static constexpr std::string_view name = "first_derivative";
+  static constexpr std::string_view summary = "3-tap derivative along an axis, smoothed along the others";
+  explicit first_derivative(const param_values& p = param_values::bind(name, params())) : derivative_op(name, p) {}
+  template <ExecutionContext Ctx>
+  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
+    apply(ctx, in, out);
+  }
+};
+
+/// second_derivative: the reference's 5-tap second-derivative stencil along
+/// `axis`, 5-tap smoothing along the two others (axis numbering as first_derivative).
+struct second_derivative : detail::derivative_op<detail::second_stencil> {
+  static constexpr std::string_view name = "second_derivative";
+  static constexpr std::string_view summary = "5-tap second derivative along an axis, smoothed along the others";
+  explicit second_derivative(const param_values& p = param_values::bind(name, params())) : derivative_op(name, p) {}
+  template <ExecutionContext Ctx>
+  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
+    apply(ctx, in, out);
+  }
+};
+
+/// histogram_equalization: the cube's CDF over 255 bins spanning [min, max],
+/// interpolated (numpy.interp, float64) at bin centres. Two reduction passes:
+/// min/max, then integer bin counts. Non-finite samples are left out of the
+/// statistics (the reference fails or returns NaN everywhere on them); NaN
+/// maps to NaN, +-inf to the CDF's ends.
+struct histogram_equalization : detail::signal_op {
+  static constexpr std::string_view name = "histogram_equalization";
+  static constexpr std::string_view summary = "cumulative histogram (255 bins over the cube's range) of each sample";
+  static constexpr std::size_t bins = 255;
+  static std::vector<param_spec> params() { return {}; }
+  explicit histogram_equalization(const param_values& = {}) {}
+  dwsr::halo halo() const { return {}; }
+  std::size_t reduction_passes() const { return 2; }
+
+  /// Pass 0 folds the finite min and max into values[0..1]; pass 1 adds the
+  /// block's bin counts to values[2..256].
+  template <ExecutionContext Ctx>
+  void reduce(Ctx& ctx, cube_view<const float> block, std::size_t pass, reduction& acc) const {
+    if (pass == 0) return fold_range(ctx, block, acc);
+    detail::thread_rows<std::uint64_t, Ctx> counts(ctx, 1, bins);
+    auto edges = ctx.template allocate<float>(bins + 1, buffer_role::workspace);
+    if constexpr (Ctx::computes) {
+      if (acc.values.size() < 2) throw invalid_input("histogram_equalization: pass 1 needs pass 0's min and max first");
+      acc.values.resize(2 + bins, 0.0);
+      const auto lo = static_cast<float>(acc.values[0]), hi = static_cast<float>(acc.values[1]);
+      if (!(lo <= hi)) return;  // no finite sample in the cube
+      detail::histogram_edges(lo, hi, edges.data());
+      for (std::size_t s = 0; s < ctx.threads(); ++s) std::fill_n(counts.row(s, 0), bins, 0);
+      const float* x = block.data();
+      const float* e = edges.data();
+      ctx.parallel_for(
+          block.size(),
+          [&](std::uint64_t b, std::uint64_t end, std::size_t slot) {
+            auto* c = counts.row(slot, 0);
+            for (auto i = b; i < end; ++i) {
+              if (!(x[i] >= e[0] && x[i] <= e[bins])) continue;  // NaN and samples outside the edges
+              const auto k = static_cast<std::size_t>(std::upper_bound(e, e + bins + 1, x[i]) - e) - 1;
+              ++c[std::min(k, bins - 1)];
+            }
+          },
+          1 << 14);
+      for (std::size_t s = 0; s < ctx.threads(); ++s)
+        for (std::size_t k = 0; k < bins; ++k) acc.values[2 + k] += static_cast<double>(counts.row(s, 0)[k]);
+    }
+  }
+
+  template <ExecutionContext Ctx>
+  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out, const reduction& r) const {
+    // centres, cdf and slopes of numpy.interp, in double
+    auto table = ctx.template allocate<double>(3 * bins, buffer_role::workspace);
+    auto edges = ctx.template allocate<float>(bins + 1, buffer_role::workspace);
+    if constexpr (Ctx::computes) {
+      if (r.values.size() != 2 + bins)
+        throw invalid_input("histogram_equalization: run needs both reduction passes (" + std::to_string(2 + bins) +
+                            " values), got " + std::to_string(r.values.size()));
+      double* xp = table.data();
+      double* fp = xp + bins;
+      double* slope = fp + bins;
+      detail::histogram_edges(static_cast<float>(r.values[0]), static_cast<float>(r.values[1]), edges.data());
+      double cum = 0;
+      for (std::size_t k = 0; k < bins; ++k) {
+        xp[k] = static_cast<float>((edges[k] + edges[k + 1]) / 2.0f);
+        fp[k] = (cum += r.values[2 + k]);
+      }
+      for (std::size_t k = 0; k < bins; ++k) fp[k] /= cum;
+      for (std::size_t k = 0; k + 1 < bins; ++k) slope[k] = (fp[k + 1] - fp[k]) / (xp[k + 1] - xp[k]);
+      const float* x = in.data();
+      float* y = out[0].as<float>().data();
+      ctx.parallel_for(
+          in.size(),
+          [&](std::uint64_t b, std::uint64_t e, std::size_t) {
+            for (auto i = b; i < e; ++i) y[i] = static_cast<float>(interp(x[i], xp, fp, slope));
+          },
+          1 << 14);
+    }
+  }
+
+  /// Reduces `in` itself, then runs.
+  template <ExecutionContext Ctx>
+  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
+    reduction r;
+    for (std::size_t pass = 0; pass < reduction_passes(); ++pass) reduce(ctx, in, pass, r);
+    run(ctx, in, out, r);
+  }
+
+ private:
+  template <class Ctx>
+  static void fold_range(Ctx& ctx, cube_view<const float> block, reduction& acc) {
+    detail::thread_rows<float, Ctx> range(ctx, 1, 2);
+    if constexpr (Ctx::computes) {
+      constexpr float inf = std::numeric_limits<float>::infinity();
+      for (std::size_t s = 0; s < ctx.threads(); ++s) range.row(s, 0)[0] = inf, range.row(s, 0)[1] = -inf;
+      const float* x = block.data();
+      ctx.parallel_for(
+          block.size(),
+          [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
+            float lo = range.row(slot, 0)[0], hi = range.row(slot, 0)[1];
+            for (auto i = b; i < e; ++i)
+              if (std::isfinite(x[i])) lo = std::min(lo, x[i]), hi = std::max(hi, x[i]);
+            range.row(slot, 0)[0] = lo, range.row(slot, 0)[1] = hi;
+          },
+          1 << 14);
+      if (acc.values.empty()) acc.values = {double(inf), double(-inf)};
+      for (std::size_t s = 0; s < ctx.threads(); ++s) {
+        acc.values[0] = std::min(acc.values[0], double(range.row(s, 0)[0]));
+        acc.values[1] = std::max(acc.values[1], double(range.row(s, 0)[1]));
+      }
+    }
+  }
+
+  // numpy.interp(x, xp, fp) with numpy's rules at the ends and at exact nodes.
+  static double interp(float value, const double* xp, const double* fp, const double* slope) {
+    const double x = value;
+    if (std::isnan(x)) return x;
+    if (x < xp[0]) return fp[0];
+    if (x > xp[bins - 1]) return fp[bins - 1];
+    const auto j = static_cast<std::size_t>(std::upper_bound(xp, xp + bins, x) - xp) - 1;
+    if (j == bins - 1 || xp[j] == x) return fp[j];
+    double y = slope[j] * (x - xp[j]) + fp[j];
+    if (std::isnan(y)) {
+      y = slope[j] * (x - xp[j + 1]) + fp[j + 1];
+      if (std::isnan(y) && fp[j] == fp[j + 1]) y = fp[j];
+    }
+    return y;
+  }
+};
+
+/// time_gain: x * (t + 2)^gain_val at 0-based sample t (the reference's
+/// (1 + cumsum(ones))^gain_val, in float32). Needs whole traces (absolute time).
+/// The gain is powf's; numpy's vectorised float32 power may differ by 1-2 ulp.
+struct time_gain : detail::signal_op {
+  static constexpr std::string_view name = "time_gain";
+  static constexpr std::string_view summary = "amplitude gain growing with time: x (t + 2)^gain_val";
+  static std::vector<param_spec> params() { return {{"gain_val", param_kind::real, 1.5, "exponent of the gain"}}; }
+  explicit time_gain(const param_values& p = param_values::bind(name, params())) : gain_val(p.real("gain_val")) {}
+  dwsr::halo halo() const { return {.whole_traces = true}; }
+  template <ExecutionContext Ctx>
+  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
+    const auto nt = in.shape().samples;
+    auto gain = ctx.template allocate<float>(nt, buffer_role::workspace);
+    if constexpr (Ctx::computes) {
+      const auto e = static_cast<float>(gain_val);
+      for (std::uint64_t t = 0; t < nt; ++t) gain[t] = std::pow(static_cast<float>(t + 2), e);
+      const float* x = in.data();
+      const float* g = gain.data();
+      float* y = out[0].as<float>().data();
+      ctx.parallel_for(
+          in.shape().traces(),
+          [&](std::uint64_t b, std::uint64_t end, std::size_t) {
+            for (auto tr = b; tr < end; ++tr)
+              for (std::uint64_t t = 0; t < nt; ++t) y[tr * nt + t] = x[tr * nt + t] * g[t];
+          },
+          64);
+    }
+  }
+  double gain_val;
+};
+
+/// rescale_amplitude_range: clip(x, min_val, max_val) (NaN stays NaN, as numpy.clip).
+struct rescale_amplitude_range : detail::signal_op {
+  static constexpr std::string_view name = "rescale_amplitude_range";
+  static constexpr std::string_view summary = "amplitudes clipped to [min_val, max_val]";
+  static std::vector<param_spec> params() {
+    return {{"min_val", param_kind::real, -0.5, "lowest amplitude kept"},
+            {"max_val", param_kind::real, 0.5, "highest amplitude kept"}};
+  }
+  explicit rescale_amplitude_range(const param_values& p = param_values::bind(name, params()))
+      : min_val(p.real("min_val")), max_val(p.real("max_val")) {
+    if (!(min_val <= max_val))
+      throw invalid_input("parameters 'min_val' = " + format_value(min_val) + " and 'max_val' = " +
+                          format_value(max_val) + " of 'rescale_amplitude_range': expected min_val <= max_val");
+  }
+  dwsr::halo halo() const { return {}; }
+  template <ExecutionContext Ctx>
+  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
+    if constexpr (!Ctx::computes) return;
+    const auto lo = static_cast<float>(min_val), hi = static_cast<float>(max_val);
+    const float* x = in.data();
+    float* y = out[0].as<float>().data();
+    ctx.parallel_for(
+        in.size(),
+        [&](std::uint64_t b, std::uint64_t e, std::size_t) {
+          for (auto i = b; i < e; ++i) y[i] = x[i] < lo ? lo : (x[i] > hi ? hi : x[i]);
+        },
+        1 << 14);
+  }
+  double min_val, max_val;
+};
+
+/// rms: sqrt of the mean of x^2 over a box window `kernel` (reflect borders),
+/// NaN -> 0. Computed as uniform passes over x^2 in the output (time,
+/// crossline, inline), then sqrt: no patch array.
+struct rms : detail::signal_op {
+  static constexpr std::string_view name = "rms";
+  static constexpr std::string_view summary = "root mean square over a window";
+  static std::vector<param_spec> params() { return {detail::kernel_spec(1, 1, 9)}; }
+  explicit rms(const param_values& p = param_values::bind(name, params())) : kernel(detail::kernel_value(name, p)) {}
+  dwsr::halo halo() const { return {.radius = {kernel[0] / 2, kernel[1] / 2, kernel[2] / 2}}; }
+  template <ExecutionContext Ctx>
+  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
+    detail::windowed_rms(ctx, in, out[0].as<float>().data(), kernel);
+  }
+  std::array<std::uint64_t, 3> kernel;
+};
+
+/// rms2: the reference's second RMS implementation; same values as rms.
+struct rms2 : rms {
+  static constexpr std::string_view name = "rms2";
+  static constexpr std::string_view summary = "root mean square over a window (the reference's RMS2; same as rms)";
+  explicit rms2(const param_values& p = param_values::bind(name, params())) : rms(p) {}
+};
+
+/// trace_agc: x * (1.5 - rms / max(rms)) with rms over a 1 x 1 x kernel[2]
+/// window and max(rms) over the cube (one reduction pass), NaN -> 0. Unlike
+/// the reference, the kernel must span one trace (1, 1, n): a reduction folds
+/// blocks without their halo, so a window across traces would make chunked
+/// results differ from whole-cube ones.
+struct trace_agc : detail::signal_op {
+  static constexpr std::string_view name = "trace_agc";
+  static constexpr std::string_view summary = "automatic gain control: x (1.5 - rms / max rms)";
+  static std::vector<param_spec> params() { return {detail::kernel_spec(1, 1, 9)}; }
+  explicit trace_agc(const param_values& p = param_values::bind(name, params()))
+      : kernel(detail::kernel_value(name, p)) {
+    if (kernel[0] != 1 || kernel[1] != 1)
+      throw invalid_input("parameter 'kernel' of 'trace_agc' = " + format_value(p.reals("kernel")) +
+                          ": expected a window within one trace, 1,1,n (e.g. 1,1,9)");
+  }
+  dwsr::halo halo() const { return {.radius = {0, 0, kernel[2] / 2}, .whole_traces = true}; }
+  std::size_t reduction_passes() const { return 1; }
+
+  /// Folds the block's largest RMS into values[0]; streams the block's RMS one
+  /// inline slice at a time (one slice and T panels).
+  template <ExecutionContext Ctx>
+  void reduce(Ctx& ctx, cube_view<const float> block, std::size_t, reduction& acc) const {
+    const auto s = block.shape();
+    const auto slice = s.crosslines * s.samples;
+    detail::kernel_bank<Ctx> bank(ctx, {detail::kernel_recipe::uniform(kernel[2])});
+    detail::separable_kernels k;
+    if (kernel[2] > 1) k.time = bank[0];
+    detail::separable_stream<Ctx> squares(ctx, s, k, [&](std::uint64_t il, float* dst) {
+      const float* x = block.data() + il * slice;
+      ctx.parallel_for(
+          slice,
+          [&](std::uint64_t b, std::uint64_t e, std::size_t) {
+            for (auto i = b; i < e; ++i) dst[i] = x[i] * x[i];
+          },
+          1 << 14);
+    });
+    auto mean_squares = ctx.template allocate<float>(slice, buffer_role::workspace);
+    detail::thread_rows<float, Ctx> largest(ctx, 1, 1);
+    if constexpr (Ctx::computes) {
+      for (std::size_t t = 0; t < ctx.threads(); ++t) largest.row(t, 0)[0] = 0;
+      for (std::uint64_t il = 0; il < s.inlines; ++il) {
+        squares.next(il, mean_squares.data());
+        const float* m = mean_squares.data();
+        ctx.parallel_for(
+            slice,
+            [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
+              float most = largest.row(slot, 0)[0];
+              for (auto i = b; i < e; ++i) most = std::max(most, detail::nan_to_zero(std::sqrt(m[i])));
+              largest.row(slot, 0)[0] = most;
+            },
+            1 << 14);
+      }
+      if (acc.values.empty()) acc.values = {0.0};
+      for (std::size_t t = 0; t < ctx.threads(); ++t)
+        acc.values[0] = std::max(acc.values[0], double(largest.row(t, 0)[0]));
+    }
+  }
+
+  template <ExecutionContext Ctx>
+  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out, const reduction& r) const {
+    float* y = out[0].as<float>().data();
+    detail::windowed_rms(ctx, in, y, kernel);
+    if constexpr (Ctx::computes) {
+      if (r.values.size() != 1)
+        throw invalid_input("trace_agc: run needs the reduction's largest RMS, got " + std::to_string(r.values.size()) +
+                            " values");
+      const auto most = static_cast<float>(r.values[0]);
+      const float* x = in.data();
+      ctx.parallel_for(
+          in.size(),
+          [&](std::uint64_t b, std::uint64_t e, std::size_t) {
+            for (auto i = b; i < e; ++i) y[i] = detail::nan_to_zero(x[i] * (1.5f - y[i] / most));
+          },
+          1 << 14);
+    }
+  }
+
+  /// Reduces `in` itself, then runs.
+  template <ExecutionContext Ctx>
+  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
+    reduction r;
+    reduce(ctx, in, 0, r);
+    run(ctx, in, out, r);
+  }
+  std::array<std::uint64_t, 3> kernel;
+};
+
+/// gradient_magnitude: scipy.ndimage.gaussian_gradient_magnitude(x, sigmas)
+/// (truncate 4, reflect), NaN -> 0: sqrt(g0^2 + g1^2 + g2^2) in float32, g_d
+/// the gaussian derivative along axis d smoothed along the others (passes in
+/// scipy's order, inline first). Streams inline slices: the inline pass reads
+/// the input, so only two slices and T panels are extra.
+struct gradient_magnitude : detail::signal_op {
+  static constexpr std::string_view name = "gradient_magnitude";
+  static constexpr std::string_view summary = "magnitude of the gaussian-smoothed gradient";
+  static constexpr double truncate = 4.0;
+  static std::vector<param_spec> params() {
+    return {detail::sigmas_spec({1, 1, 1}, "standard deviations along inline, crossline, time (samples)")};
+  }
+  explicit gradient_magnitude(const param_values& p = param_values::bind(name, params()))
+      : sigmas(detail::gaussian_sigmas(name, p, false)) {}
+  dwsr::halo halo() const {
+    return {.radius = {detail::gaussian_radius(sigmas[0], truncate), detail::gaussian_radius(sigmas[1], truncate),
+             detail::gaussian_radius(sigmas[2], truncate)}};
+  }
+  template <ExecutionContext Ctx>
+  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
+    using detail::kernel_recipe;
+    const auto s = in.shape();
+    const shape3 one{1, s.crosslines, s.samples};
+    const auto slice = one.voxels();
+    // smoothing (S) and derivative (D) kernels per axis: S0 D0 S1 D1 S2 D2
+    detail::kernel_bank<Ctx> k(
+        ctx, {kernel_recipe::gaussian(sigmas[0], 0, truncate), kernel_recipe::gaussian(sigmas[0], 1, truncate),
+              kernel_recipe::gaussian(sigmas[1], 0, truncate), kernel_recipe::gaussian(sigmas[1], 1, truncate),
+              kernel_recipe::gaussian(sigmas[2], 0, truncate), kernel_recipe::gaussian(sigmas[2], 1, truncate)});
+    auto g1 = ctx.template allocate<float>(slice, buffer_role::workspace);
+    auto g2 = ctx.template allocate<float>(slice, buffer_role::workspace);
+    detail::line_scratch<Ctx> scratch(
+        ctx, 1, std::max(detail::panel_floats(one, 1, k[2].size), detail::panel_floats(one, 2, k[4].size)));
+    if constexpr (!Ctx::computes) return;
+    auto input_slice = [&](std::uint64_t i) { return in.data() + i * slice; };
+    float* b = g1.data();
+    float* c = g2.data();
+    for (std::uint64_t il = 0; il < s.inlines; ++il) {
+      float* a = out[0].as<float>().data() + il * slice;  // g0, then the magnitude
+      detail::correlate_inline_slice(ctx, input_slice, il, s.inlines, slice, k[1], a);
+      detail::correlate_inline_slice(ctx, input_slice, il, s.inlines, slice, k[0], c);
+      detail::correlate_axis(ctx, a, a, one, 1, k[2], scratch);
+      detail::correlate_axis(ctx, c, b, one, 1, k[3], scratch);
+      detail::correlate_axis(ctx, c, c, one, 1, k[2], scratch);
+      detail::correlate_axis(ctx, a, a, one, 2, k[4], scratch);
+      detail::correlate_axis(ctx, b, b, one, 2, k[4], scratch);
+      detail::correlate_axis(ctx, c, c, one, 2, k[5], scratch);
+      ctx.parallel_for(
+          slice,
+          [&](std::uint64_t lo, std::uint64_t hi, std::size_t) {
+            for (auto i = lo; i < hi; ++i) {
+              float sum = a[i] * a[i];
+              sum += b[i] * b[i];
+              sum += c[i] * c[i];
+              a[i] = detail::nan_to_zero(std::sqrt(sum));
+            }
+          },
+          1 << 14);
+    }
+  }
+  std::array<double, 3> sigmas;
+};
+
+/// reflection_intensity: the trapezoid integral (numpy.trapz) of the
+/// kernel[2] samples around each sample along time, reflect borders, NaN -> 0.
+/// As in the reference, only the time extent of `kernel` is used.
+struct reflection_intensity : detail::signal_op {
+  static constexpr std::string_view name = "reflection_intensity";
+  static constexpr std::string_view summary = "trapezoid integral of the amplitude over a time window";
+  static std::vector<param_spec> params() { return {detail::kernel_spec(1, 1, 9)}; }
+  explicit reflection_intensity(const param_values& p = param_values::bind(name, params()))
+      : kernel(detail::kernel_value(name, p)) {}
+  dwsr::halo halo() const { return {.radius = {0, 0, kernel[2] / 2}}; }
+  template <ExecutionContext Ctx>
+  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
+    auto y = out[0].as<float>();
+    detail::kernel_bank<Ctx> bank(ctx, {detail::kernel_recipe::trapezoid(kernel[2])});
+    const std::array<detail::filter_pass, 1> pass{{{2, bank[0]}}};
+    detail::separable_filter(ctx, in.data(), y.data(), in.shape(), pass);
+    detail::transform_in_place(ctx, y.data(), y.size(), detail::nan_to_zero);
+  }
+  std::array<std::uint64_t, 3> kernel;
+};
+
+}  // namespace dwsr::operators

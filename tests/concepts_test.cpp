@@ -1,0 +1,151 @@
+// Every extension point's concept, both ways: what satisfies it, and what a
+// user's type that forgets one part of the protocol does not.
+
+#include <catch2/catch.hpp>
+
+#include "dwsr/concepts.hpp"
+#include "dwsr/exec/host_context.hpp"
+#include "dwsr/memory/peak_counter.hpp"
+#include "dwsr/memory/recorder.hpp"
+#include "dwsr/operators/catalogue.hpp"
+#include "dwsr/sim/any_model.hpp"
+#include "exec/counting_context.hpp"
+
+namespace {
+using namespace dwsr;
+
+// ---- ExecutionContext
+static_assert(ExecutionContext<host_context>);
+static_assert(ExecutionContext<meta_context>);
+static_assert(ExecutionContext<test::counting_context>);
+struct context_without_compute {
+  static constexpr bool computes = false;
+  std::size_t threads() const { return 1; }
+  node_id node() const { return 0; }
+  void set_node(node_id) {}
+  template <class T>
+  buffer<T, meta_context> allocate(std::uint64_t, buffer_role);
+  template <class F>
+  void parallel_for(std::uint64_t, F&&) {}
+};
+static_assert(!ExecutionContext<context_without_compute>);
+static_assert(!ExecutionContext<int>);
+
+// ---- Operator and its forms
+static_assert(Operator<operators::envelope>);
+static_assert(CubeOperator<operators::envelope>);
+static_assert(ReducingOperator<operators::histogram_equalization>);
+static_assert(!ReducingOperator<operators::envelope>);
+static_assert(WindowedReducingOperator<operators::rgb_blending>);
+static_assert(!WindowedReducingOperator<operators::histogram_equalization>);
+static_assert(MultiInputOperator<operators::sweetness_from>);
+static_assert(!MultiInputOperator<operators::envelope>);
+static_assert(arity_of<operators::sweetness_from>() == 2 && arity_of<operators::envelope>() == 1);
+
+/// A complete operator, then copies that each lack one part of the protocol.
+struct complete {
+  static constexpr std::string_view name = "complete", family = "test", summary = "copies its input";
+  static std::vector<param_spec> params() { return {}; }
+  explicit complete(const param_values&) {}
+  dwsr::halo halo() const { return {}; }
+  std::vector<output_spec> outputs() const { return {{"", dtype::float32}}; }
+  template <ExecutionContext Ctx>
+  void run(Ctx&, cube_view<const float>, std::span<const array_ref>) const {}
+};
+static_assert(Operator<complete>);
+
+struct without_summary {
+  static constexpr std::string_view name = "x", family = "test";
+  static std::vector<param_spec> params() { return {}; }
+  explicit without_summary(const param_values&) {}
+  dwsr::halo halo() const { return {}; }
+  std::vector<output_spec> outputs() const { return {}; }
+  template <ExecutionContext Ctx>
+  void run(Ctx&, cube_view<const float>, std::span<const array_ref>) const {}
+};
+static_assert(!Operator<without_summary>);
+
+struct without_params {
+  static constexpr std::string_view name = "x", family = "test", summary = "";
+  explicit without_params(const param_values&) {}
+  dwsr::halo halo() const { return {}; }
+  std::vector<output_spec> outputs() const { return {}; }
+  template <ExecutionContext Ctx>
+  void run(Ctx&, cube_view<const float>, std::span<const array_ref>) const {}
+};
+static_assert(!Operator<without_params>);
+
+struct without_constructor {
+  static constexpr std::string_view name = "x", family = "test", summary = "";
+  static std::vector<param_spec> params() { return {}; }
+  dwsr::halo halo() const { return {}; }
+  std::vector<output_spec> outputs() const { return {}; }
+  template <ExecutionContext Ctx>
+  void run(Ctx&, cube_view<const float>, std::span<const array_ref>) const {}
+};
+static_assert(!Operator<without_constructor>);
+
+struct without_run {
+  static constexpr std::string_view name = "x", family = "test", summary = "";
+  static std::vector<param_spec> params() { return {}; }
+  explicit without_run(const param_values&) {}
+  dwsr::halo halo() const { return {}; }
+  std::vector<output_spec> outputs() const { return {}; }
+};
+static_assert(!Operator<without_run>);
+static_assert(!Operator<int>);
+
+/// A run() that only the host context can execute is not an operator: the plan needs it too.
+struct host_only {
+  static constexpr std::string_view name = "x", family = "test", summary = "";
+  static std::vector<param_spec> params() { return {}; }
+  explicit host_only(const param_values&) {}
+  dwsr::halo halo() const { return {}; }
+  std::vector<output_spec> outputs() const { return {}; }
+  void run(host_context&, cube_view<const float>, std::span<const array_ref>) const {}
+};
+static_assert(!Operator<host_only>);
+
+/// A reduce() without the passes it needs is not a reducing operator.
+struct reduce_without_passes : complete {
+  template <ExecutionContext Ctx>
+  void reduce(Ctx&, cube_view<const float>, std::size_t, reduction&) const {}
+};
+static_assert(!ReducingOperator<reduce_without_passes>);
+
+/// Several inputs without saying how many is not a multi-input operator.
+struct inputs_without_arity : complete {
+  using complete::run;
+  template <ExecutionContext Ctx>
+  void run(Ctx&, std::span<const cube_view<const float>>, std::span<const array_ref>) const {}
+};
+static_assert(!MultiInputOperator<inputs_without_arity>);
+
+// ---- EventSink
+static_assert(EventSink<recorder>);
+static_assert(EventSink<peak_counter>);
+static_assert(EventSink<event_sink_ref>);
+struct sink_of_ints {
+  void on_event(int) {}
+};
+static_assert(!EventSink<sink_of_ints>);
+static_assert(!EventSink<int>);
+
+// ---- AllocatorModel
+static_assert(AllocatorModel<sim::exact_model>);
+static_assert(AllocatorModel<sim::host_malloc_model>);
+static_assert(AllocatorModel<sim::torch_cuda_caching_model>);
+static_assert(AllocatorModel<sim::cupy_pool_model>);
+static_assert(AllocatorModel<sim::rmm_pool_model>);
+static_assert(!AllocatorModel<recorder>);  // a sink, but it models no allocator
+
+}  // namespace
+
+TEST_CASE("a user's operator registers, configures and runs like the catalogue's") {
+  dwsr::registry reg = dwsr::operators::catalogue();
+  reg.add<complete>();
+  CHECK(reg.entries().size() == dwsr::operators::catalogue().entries().size() + 1);
+  CHECK(reg.find("complete").configure()->arity() == 1);
+  CHECK_THROWS_WITH(reg.add<complete>(), Catch::Contains("registered twice"));
+  CHECK_FALSE(dwsr::operators::catalogue().contains("complete"));  // the copy was extended, not the catalogue
+}
