@@ -8,37 +8,24 @@
 #include <cstring>
 
 #include "cli_common.hpp"
-#include "dwsr/memory/rss_probe.hpp"
+#include "dwsr/graph/measure.hpp"
 #include "dwsr/memory/recorder.hpp"
 #include "dwsr/sim/trace_csv.hpp"
 #include "progress.hpp"
 
 namespace dwsr::cli {
 
-/// What one run measured, beside its plan.
-struct run_measurement {
-  chunked_plan planned;
-  chunked_result measured;
-  std::uint64_t rss_increase = 0;
+/// What one run measured, beside its plan, and the files it wrote.
+struct run_measurement : chunked_measurement {
   std::vector<std::string> files;
-
-  std::uint64_t measured_peak() const {
-    std::uint64_t p = 0;
-    for (const auto& w : measured.workers) p = std::max(p, w.peak);
-    return p;
-  }
 };
 
-/// Plans and runs schedule `s` on `input`, writing its outputs to `sink` when given.
+/// Plans and runs schedule `s` on `input` (see dwsr/graph/measure.hpp), writing
+/// its outputs to `sink` when given, with progress on a terminal.
 inline run_measurement measure_run(const chunked_schedule& s, const block_source& input, block_sink* sink,
                                    const std::vector<event_sink_ref>& worker_sinks = {}) {
-  run_measurement m;
-  m.planned = plan_chunked(s);
-  progress_meter progress(m.planned.blocks, input.shape().voxels());
-  const rss_probe rss;
-  m.measured = run_chunked(s, input, sink, worker_sinks, [&](const block& b) { progress.on_block(b); });
-  m.rss_increase = rss.increase();
-  return m;
+  progress_meter progress(s.blocks().count(), input.shape().voxels());
+  return {measure_chunked(s, input, sink, worker_sinks, [&](const block& b) { progress.on_block(b); }), {}};
 }
 
 inline void add_run_command(CLI::App& app) {
@@ -91,6 +78,8 @@ inline void add_run_command(CLI::App& app) {
                          {"measured_peak_bytes", m.measured_peak()},
                          {"planned_workers", workers_json(m.planned.workers)},
                          {"measured_workers", workers_json(m.measured.workers)},
+                         {"planned_pages_bytes", m.planned_pages},
+                         {"planned_pages_sum_bytes", m.planned_pages_sum()},
                          {"rss_increase_bytes", m.rss_increase},
                          {"seconds", m.measured.seconds},
                          {"outputs", m.files}});
@@ -106,7 +95,10 @@ inline void add_run_command(CLI::App& app) {
                   double(r.peak) / double(input_bytes), static_cast<unsigned long long>(r.blocks),
                   p.peak == r.peak ? "  (= plan)" : "  (differs from plan!)");
     }
-    std::printf("  peak RSS +      %12s\n", human_bytes(m.rss_increase).c_str());
+    std::printf("  held (plan)     %12s  every worker's live buffers in whole pages (host_pages model)\n",
+                human_bytes(m.planned_pages_sum()).c_str());
+    std::printf("  peak RSS +      %12s  measured by the kernel (%+.1f%%)\n", human_bytes(m.rss_increase).c_str(),
+                100.0 * (double(m.rss_increase) / double(std::max<std::uint64_t>(1, m.planned_pages_sum())) - 1));
     std::printf("  time            %10.4f s  %8.1f MB/s of input\n", m.measured.seconds,
                 double(input_bytes) / 1e6 / m.measured.seconds);
     for (const auto& f : m.files) std::printf("  wrote           %s\n", f.c_str());

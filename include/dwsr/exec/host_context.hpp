@@ -1,15 +1,28 @@
 #pragma once
-/// \file The real host execution: 64-byte aligned heap memory, TBB threads, and
-/// an event for every allocation and free.
+/// \file The real host execution: memory mapped from the OS for every buffer,
+/// TBB threads, and an event for every allocation and free.
+///
+/// Each buffer is its own anonymous mapping of whole pages, populated when it
+/// is made (MAP_POPULATE) and unmapped when it is freed, so what the process
+/// holds for dwsr's buffers is exactly the live buffers rounded up to pages:
+/// the `host_pages` allocator model (sim/host_pages.hpp) predicts it from the
+/// events. Through glibc's malloc the same buffers would leave the heap holding
+/// freed memory that depends on the order and sizes of earlier blocks (its
+/// dynamic mmap threshold, per-thread caches of the slivers that aligned
+/// allocation splits off, per-thread arenas), which no model of the events
+/// alone can predict.
 
 #include <tbb/blocked_range.h>
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <memory>
-#include <new>
+#include <string>
 
 #include "dwsr/exec/context_base.hpp"
 #include "dwsr/memory/buffer.hpp"
@@ -22,7 +35,8 @@ class host_context : public context_base {
   /// Operators compute only when this is true.
   static constexpr bool computes = true;
   static constexpr device memory_device = device::host;
-  static constexpr std::size_t alignment = 64;
+  /// Buffers start on a page, far beyond the 64 bytes vector code wants.
+  static constexpr std::size_t alignment = 4096;
 
   explicit host_context(event_bus& bus, context_options options = {})
       : context_base(bus, std::move(options)), arena_(static_cast<int>(threads())) {
@@ -62,25 +76,30 @@ class host_context : public context_base {
   }
 
  protected:
-  /// 64-byte aligned heap memory for an admitted allocation (null for 0 bytes);
+  /// Bytes of the mapping that holds an allocation of `bytes`: whole pages.
+  static std::uint64_t mapped_bytes(std::uint64_t bytes) noexcept {
+    static const auto page = std::uint64_t(::sysconf(_SC_PAGESIZE));
+    return (bytes + page - 1) / page * page;
+  }
+  /// A populated mapping for an admitted allocation (null for 0 bytes);
   /// out_of_memory, with the event retired, when the system refuses. Contexts
   /// derived from this one allocate through it.
   void* obtain(const event& admitted) {
     if (admitted.bytes == 0) return nullptr;
-    // Round up so that aligned operator new sees a multiple of the alignment.
-    const auto rounded = (admitted.bytes + alignment - 1) / alignment * alignment;
-    try {
-      return ::operator new(rounded, std::align_val_t{alignment});
-    } catch (const std::bad_alloc&) {
+    void* p = ::mmap(nullptr, mapped_bytes(admitted.bytes), PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (p == MAP_FAILED) {
       retire(admitted);
       throw out_of_memory(options().name + ": the system refused " + std::to_string(admitted.bytes) + " bytes",
                           admitted.bytes, options().budget);
     }
+    return p;
   }
-  /// Frees memory from obtain() and emits the free event.
+  /// Emits the free event, then unmaps memory from obtain() (in that order, so
+  /// that a sink sampling the process's memory sees the buffer still held).
   void release(void* data, const event& allocated) noexcept {
-    if (data) ::operator delete(data, std::align_val_t{alignment});
     retire(allocated);
+    if (data) ::munmap(data, mapped_bytes(allocated.bytes));
   }
 
  private:

@@ -20,6 +20,7 @@
 #include "dwsr/sim/allocator_model.hpp"
 #include "dwsr/sim/cupy_pool.hpp"
 #include "dwsr/sim/exact.hpp"
+#include "dwsr/sim/host_pages.hpp"
 #include "dwsr/sim/host_malloc.hpp"
 #include "dwsr/sim/rmm_pool.hpp"
 #include "dwsr/sim/torch_cuda_caching.hpp"
@@ -86,6 +87,7 @@ class any_model {
 inline const std::vector<std::pair<std::string_view, std::string_view>>& model_catalogue() {
   static const std::vector<std::pair<std::string_view, std::string_view>> names{
       {exact_model::name, "requested bytes, nothing else"},
+      {host_pages_model::name, "dwsr's host context: every live buffer mapped in whole 4 KiB pages"},
       {host_malloc_model::name, "glibc malloc: mmap threshold, page rounding, heap-top trimming; reserved = resident"},
       {torch_cuda_caching_model::name, "PyTorch's CUDA caching allocator; settings as in PYTORCH_CUDA_ALLOC_CONF"},
       {cupy_pool_model::name, "CuPy's MemoryPool"},
@@ -105,6 +107,11 @@ inline any_model make_model(std::string_view spec, std::optional<std::uint64_t> 
     if (!settings.empty())
       throw invalid_input("allocator model 'exact' takes no settings, got '" + std::string(settings) + "'");
     return any_model(exact_model(capacity), text);
+  }
+  if (model == host_pages_model::name) {
+    if (!settings.empty())
+      throw invalid_input("allocator model 'host_pages' takes no settings, got '" + std::string(settings) + "'");
+    return any_model(host_pages_model(capacity), text);
   }
   if (model == host_malloc_model::name) return any_model(host_malloc_model(settings, capacity), text);
   if (model == torch_cuda_caching_model::name) return any_model(torch_cuda_caching_model(settings, capacity), text);
