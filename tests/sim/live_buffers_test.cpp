@@ -13,7 +13,7 @@ using namespace dwsr::sim;
 using Catch::Contains;
 
 TEST_CASE("live_buffers keeps a value per live id and names the owner, the event and the id in errors") {
-  detail::live_buffers<std::uint64_t> t("owner");
+  sim::detail::live_buffers<std::uint64_t> t("owner");
   t.add(5, 0, 50);
   t.add(6, 1, 60);
   REQUIRE(t.find(5));
