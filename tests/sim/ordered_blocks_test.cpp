@@ -2,16 +2,16 @@
 
 #include <set>
 
+#include "dwsr/core/random.hpp"
 #include "dwsr/sim/detail/flat_id_map.hpp"
 #include "dwsr/sim/detail/ordered_blocks.hpp"
-#include "dwsr/sim/random_stream.hpp"
 
 using namespace dwsr::sim;
 using namespace dwsr::sim::detail;
 
 TEST_CASE("ordered_blocks behaves as a std::set of (size, address) under random operations") {
   for (std::uint64_t seed : {1u, 2u}) {
-    split_mix rng(seed);
+    dwsr::splitmix64 rng{seed};
     ordered_blocks blocks;
     std::set<std::pair<block_key, std::uint32_t>> model;
     for (std::uint32_t step = 0; step < 40000; ++step) {
@@ -53,7 +53,7 @@ TEST_CASE("ordered_blocks behaves as a std::set of (size, address) under random 
 TEST_CASE("flat_id_map keeps every key through inserts, erases and growth") {
   flat_id_map<std::uint64_t> map;
   std::set<std::uint64_t> keys;
-  split_mix rng(5);
+  dwsr::splitmix64 rng{5};
   for (int step = 0; step < 100000; ++step) {
     const auto k = 1 + rng.below(3000);
     if (rng.below(2)) {

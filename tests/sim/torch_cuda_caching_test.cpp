@@ -23,6 +23,13 @@ struct driver {
     m.free(id, 0);
     m.check();
   }
+  // empty_cache() once every buffer is freed: no segment may stay.
+  void empty_cache_releases_everything() {
+    m.empty_cache();
+    m.check();
+    CHECK(m.reserved() == 0);
+    CHECK(m.stats().segments == 0);
+  }
 };
 }  // namespace
 
@@ -292,9 +299,7 @@ TEST_CASE("empty_cache releases fully free segments only") {
   d.m.check();
   CHECK(d.m.reserved() == 20 * MiB);  // a's segment is partly in use
   d.free(a);
-  d.m.empty_cache();
-  CHECK(d.m.reserved() == 0);
-  CHECK(d.m.stats().segments == 0);
+  d.empty_cache_releases_everything();
 }
 
 // ---- Expandable segments.
@@ -314,9 +319,7 @@ TEST_CASE("expandable segments map 20 MiB pages for the large pool as the reques
   d.m.check();
   CHECK(d.m.reserved() == 20 * MiB);
   d.free(a);
-  d.m.empty_cache();
-  CHECK(d.m.reserved() == 0);
-  CHECK(d.m.stats().segments == 0);
+  d.empty_cache_releases_everything();
 }
 
 TEST_CASE("expandable segments map 2 MiB pages for the small pool and split any 512 B remainder") {

@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "dwsr/sim/random_stream.hpp"
 #include "dwsr/sim/trace_csv.hpp"
@@ -32,7 +34,8 @@ TEST_CASE("the short forms: three columns, a free without bytes, comments, blank
   CHECK(events[0] == event{0, action::alloc, device::host, buffer_role::temporary, 0, 5, 100});
   CHECK(events[2] == event{2, action::free, device::host, buffer_role::temporary, 0, 5, 100});
   CHECK(events[3].bytes == 0);
-  CHECK(read("\xEF\xBB\xBF" "action,id,bytes\nalloc,1,2\n").size() == 1);  // a UTF-8 byte order mark
+  const std::string bom = "\xEF\xBB\xBF";  // a UTF-8 byte order mark
+  CHECK(read(bom + "action,id,bytes\nalloc,1,2\n").size() == 1);
   const auto full = read("action,id,bytes,device,node,role\nalloc,1,8,cuda,3,workspace\nfree,1,8,cuda\n");
   CHECK(full[1] == event{1, action::free, device::cuda, buffer_role::workspace, 3, 1, 8});
 }
@@ -75,6 +78,9 @@ TEST_CASE("trace files are written atomically and read back; a bad path is an i/
   write_trace_csv(dir / "t.csv", events);
   CHECK(read_trace_csv(dir / "t.csv") == events);
   CHECK_FALSE(std::filesystem::exists(dir / "t.csv.dwsr-partial"));
+  std::vector<std::string> files;  // no temporary is left beside the trace
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) files.push_back(entry.path().filename().string());
+  CHECK(files == std::vector<std::string>{"t.csv"});
   CHECK_THROWS_AS(write_trace_csv(dir / "missing" / "t.csv", events), io_error);
   CHECK_THROWS_AS(read_trace_csv(dir / "nope.csv"), io_error);
   std::filesystem::remove_all(dir);

@@ -13,11 +13,13 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
 
+#include "dwsr/core/atomic_file.hpp"
 #include "dwsr/core/cube_view.hpp"
 #include "dwsr/core/dtype.hpp"
 #include "dwsr/core/shape.hpp"
@@ -219,20 +221,18 @@ inline std::string npy_header_bytes(dtype type, const std::vector<std::uint64_t>
 }
 
 /// Writes `array` to `path` as a 3-D .npy file (C order, version 1.0). The
-/// write is atomic: a temporary file in the same directory is renamed onto
-/// `path` when complete, so an error never leaves a partial file. Throws
-/// io_error naming the path when it cannot be written, invalid_input when the
-/// array has no data (a meta execution's output).
+/// write is atomic (core/atomic_file.hpp): a temporary file in the same
+/// directory is renamed onto `path` when complete, so an error never leaves a
+/// partial file. Throws io_error naming the path when it cannot be written,
+/// invalid_input when the array has no data (a meta execution's output).
 inline void write_npy(const std::filesystem::path& path, const array_ref& array) {
   if (array.data == nullptr && array.bytes() > 0)
     throw invalid_input("cannot write " + detail::quoted(path) +
                         ": the array has no data (a meta execution computes none)");
   const auto header = npy_header_bytes(array.type, {array.shape.inlines, array.shape.crosslines, array.shape.samples});
-  detail::atomic_write(path, [&](const std::filesystem::path& tmp) {
-    detail::write_file(tmp, path, [&](std::FILE* f) {
-      detail::write_bytes(f, path, header.data(), header.size());
-      detail::write_bytes(f, path, array.data, array.bytes());
-    });
+  dwsr::detail::write_atomically(path, [&](std::ostream& out) {
+    out.write(header.data(), static_cast<std::streamsize>(header.size()));
+    out.write(static_cast<const char*>(array.data), static_cast<std::streamsize>(array.bytes()));
   });
 }
 

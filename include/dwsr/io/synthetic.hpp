@@ -7,7 +7,7 @@
 ///
 /// Same shape and seed give the same bytes with any standard library and any
 /// thread count: the random numbers come from dwsr's own generator and
-/// transforms (detail/random.hpp); each trace draws from streams that depend
+/// transforms (core/random.hpp); each trace draws from streams that depend
 /// only on (seed, trace index), so traces are generated in parallel and any
 /// subset of them alone; the one global quantity, std(clean), is summed in a
 /// fixed order (fixed blocks of traces, blocks added in order). The arithmetic
@@ -25,9 +25,9 @@
 #include <span>
 #include <string>
 
+#include "dwsr/core/random.hpp"
 #include "dwsr/core/shape.hpp"
 #include "dwsr/error.hpp"
-#include "dwsr/io/detail/random.hpp"
 
 namespace dwsr::io {
 
@@ -50,7 +50,7 @@ inline const std::array<double, synthetic_recipe::wavelet_taps>& ricker_wavelet(
       const double t = (k - half) * synthetic_recipe::sample_interval_s;
       const double x = pi * synthetic_recipe::peak_frequency_hz * t;
       const double a = x * x;
-      w[static_cast<std::size_t>(k)] = (1.0 - 2.0 * a) * detail::portable_exp(-a);
+      w[static_cast<std::size_t>(k)] = (1.0 - 2.0 * a) * portable_exp(-a);
     }
     return w;
   }();

@@ -10,17 +10,16 @@
 /// per device of a stream. Once a model has run out of memory it ignores the
 /// rest of the stream, as the program would have stopped there; its statistics
 /// are those right after the failing allocation (some models release their
-/// cache while trying, so reserved may have dropped).
+/// cache while trying, so reserved may have dropped). Every model checks
+/// buffer ids (detail/live_buffers.hpp): an alloc of a live id, or a free of an
+/// id that is not alive, is an invalid_input naming the event and the id.
 
 #include <concepts>
 #include <cstdint>
 #include <limits>
-#include <optional>
 #include <span>
-#include <string>
 #include <string_view>
 
-#include "dwsr/error.hpp"
 #include "dwsr/memory/event.hpp"
 #include "dwsr/memory/event_sink.hpp"
 
@@ -78,37 +77,11 @@ inline constexpr std::uint64_t unlimited = std::numeric_limits<std::uint64_t>::m
 
 namespace detail {
 
-/// The shared on_event of models: ignores everything after an OOM, routes
-/// allocs and frees.
-template <class M>
-void dispatch(M& m, const event& e) {
-  if (m.oom()) return;
-  if (e.act == action::alloc)
-    m.alloc(e.buffer, e.bytes);
-  else
-    m.free(e.buffer, e.bytes);
-}
-
 /// Raises the peaks of `s` to its current values.
 inline void update_peaks(model_stats& s) noexcept {
   if (s.requested > s.peak_requested) s.peak_requested = s.requested;
   if (s.allocated > s.peak_allocated) s.peak_allocated = s.allocated;
   if (s.reserved > s.peak_reserved) s.peak_reserved = s.reserved;
-}
-
-/// The error of a free of a buffer a model does not hold.
-[[noreturn]] inline void unknown_free(std::string_view model, std::uint64_t id) {
-  throw invalid_input(std::string(model) + ": free of buffer " + std::to_string(id) +
-                      ", which is not allocated; every free must follow the alloc of the same buffer id");
-}
-/// The error of an alloc of a buffer id that is alive.
-[[noreturn]] inline void duplicate_alloc(std::string_view model, std::uint64_t id) {
-  throw invalid_input(std::string(model) + ": buffer " + std::to_string(id) +
-                      " allocated again while alive; buffer ids are unique within a stream");
-}
-/// The error of buffer id 0.
-[[noreturn]] inline void zero_id(std::string_view model) {
-  throw invalid_input(std::string(model) + ": buffer id 0; buffer ids start at 1");
 }
 
 }  // namespace detail

@@ -14,8 +14,8 @@
 #include <string>
 #include <string_view>
 
+#include "dwsr/core/atomic_file.hpp"
 #include "dwsr/memory/event.hpp"
-#include "dwsr/sim/detail/atomic_file.hpp"
 #include "dwsr/sim/replay.hpp"
 
 namespace dwsr::sim {
@@ -81,7 +81,7 @@ inline void write_chrome_trace(std::ostream& out, std::span<const model_result> 
 
 /// Writes the trace file atomically (io_error on failure; nothing is left behind).
 inline void write_chrome_trace(const std::filesystem::path& path, std::span<const model_result> results) {
-  detail::write_atomically(path, [&](std::ostream& out) { write_chrome_trace(out, results); });
+  dwsr::detail::write_atomically(path, [&](std::ostream& out) { write_chrome_trace(out, results); });
 }
 
 }  // namespace dwsr::sim

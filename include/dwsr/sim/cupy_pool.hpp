@@ -21,16 +21,15 @@
 #include <string>
 #include <string_view>
 
-#include "dwsr/memory/event.hpp"
 #include "dwsr/sim/allocator_model.hpp"
-#include "dwsr/sim/detail/address_space.hpp"
 #include "dwsr/sim/detail/coalescing_pool.hpp"
+#include "dwsr/sim/detail/model_base.hpp"
 #include "dwsr/sim/detail/settings.hpp"
 
 namespace dwsr::sim {
 
 /// The model of cupy.cuda.MemoryPool.
-class cupy_pool_model {
+class cupy_pool_model : public detail::model_base<cupy_pool_model> {
  public:
   static constexpr std::string_view name = "cupy_pool";
   static constexpr std::uint64_t unit = 512;  ///< ALLOCATION_UNIT_SIZE
@@ -42,56 +41,26 @@ class cupy_pool_model {
   explicit cupy_pool_model(std::string_view settings, std::optional<std::uint64_t> capacity = {})
       : cupy_pool_model(parse_limit(settings, capacity), capacity) {}
 
-  void on_event(const event& e) { detail::dispatch(*this, e); }
-
+  /// malloc(bytes): the first non-empty bin of at least the rounded size, else cudaMalloc.
   bool alloc(std::uint64_t id, std::uint64_t bytes) {
-    if (pool_.record_if_empty(name, s_, id, bytes)) return true;
-    const auto size = (bytes + unit - 1) / unit * unit;
-    std::uint32_t b = pool_.take_best_fit(size);
-    if (b != detail::no_block) {
-      pool_.split(b, size);  // the remainder stays free, after the chunk
-    } else {
-      b = try_malloc(size);
-      if (b == detail::no_block) {
-        s_.oom = true;
-        s_.oom_bytes = bytes;
-        return false;
-      }
-    }
-    pool_.hand_out(s_, id, b, bytes);
-    return true;
+    return pool_.allocate(s_, id, bytes, (bytes + unit - 1) / unit * unit,
+                          [&](std::uint64_t size) { return try_malloc(size); });
   }
-
-  void free(std::uint64_t id, std::uint64_t /*bytes*/ = 0) { pool_.release(name, s_, id); }
+  /// free(): the chunk merges with its free neighbours.
+  void free(std::uint64_t id, std::uint64_t /*bytes*/ = 0) { pool_.release(s_, id); }
 
   /// MemoryPool.free_all_blocks(): cudaFree of every free chunk that is not split.
   void free_all_blocks() {
     for (const auto b : pool_.free.values()) {
-      if (pool_.blocks[b].prev != detail::no_block || pool_.blocks[b].next != detail::no_block) continue;
-      pool_.free.erase(detail::block_key{pool_.blocks[b].size, pool_.blocks[b].addr});
-      va_.release(pool_.blocks[b].addr, pool_.blocks[b].size);
-      s_.reserved -= pool_.blocks[b].size;
-      --s_.segments;
-      ++s_.system_frees;
-      pool_.blocks.destroy(b);
+      if (pool_.blocks[b].prev == detail::no_block && pool_.blocks[b].next == detail::no_block)
+        pool_.free_segment(s_, b);
     }
   }
 
-  std::uint64_t allocated() const noexcept { return s_.allocated; }
-  std::uint64_t reserved() const noexcept { return s_.reserved; }
-  bool oom() const noexcept { return s_.oom; }
   std::uint64_t limit() const noexcept { return limit_; }
-
-  model_stats stats() const {
-    model_stats s = s_;
-    s.largest_free = pool_.free.empty() ? 0 : pool_.free.largest().size;
-    s.total_free = s_.reserved - s_.allocated;
-    return s;
-  }
+  model_stats stats() const { return pool_.stats(s_); }
 
  private:
-
-
   static std::uint64_t parse_limit(std::string_view text, std::optional<std::uint64_t> capacity) {
     std::uint64_t limit = 0;
     for (const auto& s : detail::parse_settings(name, text)) {
@@ -122,21 +91,12 @@ class cupy_pool_model {
       ++s_.retries;
       if (!cuda_malloc_fits(size)) return detail::no_block;
     }
-    detail::pool_block c;
-    c.addr = va_.allocate(size);
-    c.size = size;
-    s_.reserved += size;
-    ++s_.segments;
-    ++s_.system_allocs;
-    detail::update_peaks(s_);
-    return pool_.blocks.make(c);
+    return pool_.new_segment(s_, size);
   }
 
   std::uint64_t limit_;
   std::uint64_t capacity_;
-  detail::coalescing_pool pool_;
-  detail::address_space va_;
-  model_stats s_;
+  detail::coalescing_pool pool_{name};
 };
 
 }  // namespace dwsr::sim

@@ -3,79 +3,60 @@
 /// peak counter measures. Held == handed out == requested.
 ///
 /// It is the baseline every other model is compared with and the cheapest:
-/// it keeps no per-buffer state at all (a free carries the bytes of its alloc),
-/// so it costs a branch, an add and a compare per event.
+/// per event, one probe of the table of live buffer ids (which checks the
+/// stream, as every model does), an add and a compare. A free carries the bytes
+/// of its alloc, so nothing else is kept per buffer.
 
 #include <cstdint>
 #include <optional>
 #include <string_view>
 
-#include "dwsr/memory/event.hpp"
 #include "dwsr/sim/allocator_model.hpp"
+#include "dwsr/sim/detail/live_buffers.hpp"
+#include "dwsr/sim/detail/model_base.hpp"
 
 namespace dwsr::sim {
 
 /// Requested bytes, with an optional capacity.
-class exact_model {
+class exact_model : public detail::model_base<exact_model> {
  public:
   static constexpr std::string_view name = "exact";
 
   explicit exact_model(std::optional<std::uint64_t> capacity = {}) : capacity_(capacity.value_or(unlimited)) {}
 
-  void on_event(const event& e) noexcept {
-    if (oom_) return;
-    if (e.act == action::alloc)
-      alloc(e.buffer, e.bytes);
-    else
-      free(e.buffer, e.bytes);
-  }
-
   /// Adds `bytes`; false when they would exceed the capacity.
-  bool alloc(std::uint64_t /*id*/, std::uint64_t bytes) noexcept {
-    if (bytes > capacity_ - live_) {
-      oom_ = true;
-      oom_bytes_ = bytes;
+  bool alloc(std::uint64_t id, std::uint64_t bytes) {
+    ids_.add(id, s_.allocs + s_.frees);
+    if (bytes > capacity_ - s_.allocated) {
+      ids_.forget(id);
+      s_.oom = true;
+      s_.oom_bytes = bytes;
       return false;
     }
-    live_ += bytes;
-    peak_ = live_ > peak_ ? live_ : peak_;
-    ++allocs_;
-    if (bytes) ++buffers_;
+    s_.allocated += bytes;
+    s_.requested = s_.reserved = s_.allocated;
+    detail::update_peaks(s_);
+    if (bytes != 0) ++s_.segments;
+    ++s_.allocs;
+    ++s_.system_allocs;
     return true;
   }
   /// Removes the bytes of the matching alloc.
-  void free(std::uint64_t /*id*/, std::uint64_t bytes) noexcept {
-    live_ -= bytes;
-    ++frees_;
-    if (bytes) --buffers_;
+  void free(std::uint64_t id, std::uint64_t bytes) {
+    ids_.remove(id, s_.allocs + s_.frees);
+    s_.allocated -= bytes;
+    s_.requested = s_.reserved = s_.allocated;
+    if (bytes != 0) --s_.segments;
+    ++s_.frees;
+    ++s_.system_frees;
   }
-
-  std::uint64_t allocated() const noexcept { return live_; }
-  std::uint64_t reserved() const noexcept { return live_; }
-  bool oom() const noexcept { return oom_; }
 
   /// Segments are the live buffers of nonzero size; there are no free blocks.
-  model_stats stats() const noexcept {
-    model_stats s;
-    s.requested = s.allocated = s.reserved = live_;
-    s.peak_requested = s.peak_allocated = s.peak_reserved = peak_;
-    s.segments = buffers_;
-    s.allocs = s.system_allocs = allocs_;
-    s.frees = s.system_frees = frees_;
-    s.oom = oom_;
-    s.oom_bytes = oom_bytes_;
-    return s;
-  }
+  model_stats stats() const noexcept { return s_; }
 
  private:
   std::uint64_t capacity_;
-  std::uint64_t live_ = 0;
-  std::uint64_t peak_ = 0;
-  std::uint64_t allocs_ = 0;
-  std::uint64_t frees_ = 0;
-  std::uint64_t buffers_ = 0;
-  std::uint64_t oom_bytes_ = 0;
-  bool oom_ = false;
+  detail::live_buffers<> ids_{name};
 };
 
 }  // namespace dwsr::sim

@@ -33,10 +33,10 @@
 #include <string>
 #include <string_view>
 
-#include "dwsr/memory/event.hpp"
 #include "dwsr/sim/allocator_model.hpp"
 #include "dwsr/sim/detail/block_arena.hpp"
-#include "dwsr/sim/detail/flat_id_map.hpp"
+#include "dwsr/sim/detail/held_blocks.hpp"
+#include "dwsr/sim/detail/model_base.hpp"
 #include "dwsr/sim/detail/ordered_blocks.hpp"
 #include "dwsr/sim/detail/settings.hpp"
 
@@ -53,7 +53,7 @@ struct host_malloc_settings {
 };
 
 /// The model of glibc malloc.
-class host_malloc_model {
+class host_malloc_model : public detail::model_base<host_malloc_model> {
  public:
   static constexpr std::string_view name = "host_malloc";
   static constexpr std::uint64_t min_chunk = 32;                    ///< MINSIZE
@@ -68,41 +68,23 @@ class host_malloc_model {
   explicit host_malloc_model(std::string_view settings, std::optional<std::uint64_t> capacity = {})
       : host_malloc_model(parse(settings), capacity) {}
 
-  void on_event(const event& e) { detail::dispatch(*this, e); }
-
   /// malloc(bytes); false when the memory would exceed the capacity.
   bool alloc(std::uint64_t id, std::uint64_t bytes) {
-    if (id == 0) detail::zero_id(name);
-    if (ids_.find(id)) detail::duplicate_alloc(name, id);
-    if (bytes == 0) {  // dwsr's contexts call no allocator for empty buffers
-      ids_.insert(id, detail::no_block);
-      ++s_.allocs;
-      return true;
-    }
-    if (bytes > (1ull << 62)) return fail(bytes);
+    if (owners_.open(s_, id, bytes)) return true;  // dwsr's contexts call no allocator for empty buffers
+    if (bytes > (1ull << 62)) return owners_.fail(s_, id, bytes);
     const auto nb = std::max(min_chunk, (bytes + 8 + 15) & ~std::uint64_t{15});
     std::uint32_t b = detail::no_block;
     if (const auto c = free_.lower_bound({nb, 0}); free_.valid(c)) {  // best fit among free heap chunks
       b = free_.value(c);
       free_.erase(c);
       free_bytes_ -= chunks_[b].size;
-      if (chunks_[b].size - nb >= min_chunk) {
-        chunk rest = chunks_[b];
-        rest.addr += nb;
-        rest.size -= nb;
-        rest.prev = b;
-        const auto r = chunks_.make(rest);
-        chunks_[chunks_[b].next].prev = r;  // a heap chunk always has a next (at least the top)
-        chunks_[b].next = r;
-        chunks_[b].size = nb;
-        insert_free(r);
-      }
+      if (chunks_[b].size - nb >= min_chunk) insert_free(detail::split_after(chunks_, b, nb));
     } else if (chunks_[top_].size >= nb + min_chunk) {
-      if (!touch(chunks_[top_].addr + nb + 16, 0)) return fail(bytes);
-      b = carve(nb);
+      if (!touch(chunks_[top_].addr + nb + 16, 0)) return owners_.fail(s_, id, bytes);
+      b = detail::split_before(chunks_, top_, nb);  // the front of the top becomes a chunk
     } else if (nb >= cfg_.mmap_threshold && mmaps_ < cfg_.mmap_max) {
       const auto size = round_page(nb + 8);
-      if (reserved_total() > capacity_ || size > capacity_ - reserved_total()) return fail(bytes);
+      if (reserved_total() > capacity_ || size > capacity_ - reserved_total()) return owners_.fail(s_, id, bytes);
       chunk m;
       m.size = size;
       m.mmapped = true;
@@ -114,32 +96,22 @@ class host_malloc_model {
     } else {  // grow the heap with brk, then carve the top
       const auto top_size = chunks_[top_].size;
       const auto grow = round_page(nb + cfg_.top_pad + min_chunk - std::min(top_size, nb + cfg_.top_pad + min_chunk));
-      if (!touch(chunks_[top_].addr + nb + 16, grow)) return fail(bytes);
+      if (!touch(chunks_[top_].addr + nb + 16, grow)) return owners_.fail(s_, id, bytes);
       if (brk_ == 0) ++s_.segments;
       brk_ += grow;
       chunks_[top_].size += grow;
       ++s_.system_allocs;
-      b = carve(nb);
+      b = detail::split_before(chunks_, top_, nb);
     }
-    chunks_[b].allocated = true;
-    chunks_[b].requested = bytes;
-    ids_.insert(id, b);
-    s_.allocated += chunks_[b].size;
-    s_.requested += bytes;
-    ++s_.allocs;
     s_.reserved = reserved_total();
-    detail::update_peaks(s_);
+    owners_.hand_out(s_, chunks_, id, b, bytes);
     return true;
   }
 
   /// free(): munmap for mmapped chunks; merge, and maybe trim, for heap chunks.
   void free(std::uint64_t id, std::uint64_t /*bytes*/ = 0) {
-    std::uint32_t b = 0;
-    if (!ids_.erase(id, &b)) detail::unknown_free(name, id);
-    ++s_.frees;
+    auto b = owners_.take_back(s_, chunks_, id);
     if (b == detail::no_block) return;
-    s_.allocated -= chunks_[b].size;
-    s_.requested -= chunks_[b].requested;
     if (chunks_[b].mmapped) {
       const auto size = chunks_[b].size;
       if (cfg_.dynamic_threshold && size > cfg_.mmap_threshold && size <= mmap_threshold_max) {
@@ -154,26 +126,20 @@ class host_malloc_model {
       s_.reserved = reserved_total();
       return;
     }
-    chunks_[b].allocated = false;
-    chunks_[b].requested = 0;
     if (const auto p = chunks_[b].prev; p != detail::no_block && !chunks_[p].allocated) {
       erase_free(p);
-      join(p, b);
+      detail::absorb_next(chunks_, p);
       b = p;
     }
     const auto n = chunks_[b].next;
     std::uint64_t merged = 0;
     if (n == top_) {  // into the top chunk
-      chunks_[top_].addr = chunks_[b].addr;
-      chunks_[top_].size += chunks_[b].size;
-      chunks_[top_].prev = chunks_[b].prev;
-      if (chunks_[top_].prev != detail::no_block) chunks_[chunks_[top_].prev].next = top_;
-      chunks_.destroy(b);
+      detail::absorb_prev(chunks_, top_);
       merged = chunks_[top_].size;
     } else {
       if (!chunks_[n].allocated) {
         erase_free(n);
-        join(b, n);
+        detail::absorb_next(chunks_, b);
       }
       insert_free(b);
       merged = chunks_[b].size;
@@ -182,9 +148,6 @@ class host_malloc_model {
     s_.reserved = reserved_total();
   }
 
-  std::uint64_t allocated() const noexcept { return s_.allocated; }
-  std::uint64_t reserved() const noexcept { return s_.reserved; }
-  bool oom() const noexcept { return s_.oom; }
   const host_malloc_settings& settings() const noexcept { return cfg_; }
   /// The current break: the heap's size.
   std::uint64_t heap_size() const noexcept { return brk_; }
@@ -232,11 +195,6 @@ class host_malloc_model {
     return h;
   }
 
-  bool fail(std::uint64_t bytes) {
-    s_.oom = true;
-    s_.oom_bytes = bytes;
-    return false;
-  }
   std::uint64_t round_page(std::uint64_t n) const noexcept {
     return (n + cfg_.page_size - 1) / cfg_.page_size * cfg_.page_size;
   }
@@ -250,20 +208,6 @@ class host_malloc_model {
     if (after > capacity_) return false;
     touched_ = new_touched;
     return true;
-  }
-
-  std::uint32_t carve(std::uint64_t nb) {  // the front of the top becomes a chunk
-    chunk c;
-    c.addr = chunks_[top_].addr;
-    c.size = nb;
-    c.prev = chunks_[top_].prev;
-    c.next = top_;
-    const auto b = chunks_.make(c);
-    if (c.prev != detail::no_block) chunks_[c.prev].next = b;
-    chunks_[top_].prev = b;
-    chunks_[top_].addr += nb;
-    chunks_[top_].size -= nb;
-    return b;
   }
 
   void trim() {  // systrim(top_pad)
@@ -288,25 +232,18 @@ class host_malloc_model {
     free_.erase(detail::block_key{chunks_[b].size, chunks_[b].addr});
     free_bytes_ -= chunks_[b].size;
   }
-  void join(std::uint32_t b, std::uint32_t n) {  // b absorbs its next chunk n
-    chunks_[b].size += chunks_[n].size;
-    chunks_[b].next = chunks_[n].next;
-    if (chunks_[b].next != detail::no_block) chunks_[chunks_[b].next].prev = b;
-    chunks_.destroy(n);
-  }
 
   host_malloc_settings cfg_;
   std::uint64_t capacity_;
   detail::block_arena<chunk> chunks_;
   detail::ordered_blocks free_;  // free heap chunks (not the top) by (size, address)
-  detail::flat_id_map<std::uint32_t> ids_;
+  detail::held_blocks owners_{name};
   std::uint32_t top_ = detail::no_block;
   std::uint64_t brk_ = 0;      // heap end (the heap starts at address 0)
   std::uint64_t touched_ = 0;  // highest heap address written
   std::uint64_t mapped_ = 0;   // bytes of mmapped chunks
   std::uint64_t mmaps_ = 0;
   std::uint64_t free_bytes_ = 0;
-  model_stats s_;
 };
 
 }  // namespace dwsr::sim

@@ -1,7 +1,7 @@
 #pragma once
 /// \file Random alloc/free streams for property tests and benchmarks of the
-/// allocator models: reproducible from a seed on any standard library (own
-/// generator and integer-only distributions).
+/// allocator models: reproducible from a seed on any standard library
+/// (dwsr's splitmix64 from core/random.hpp and integer-only distributions).
 ///
 /// Sizes are log-uniform: a power-of-two band between 2^min_log2 and
 /// 2^max_log2 is drawn uniformly, then a size uniformly inside it. Lifetimes,
@@ -14,26 +14,10 @@
 #include <queue>
 #include <vector>
 
+#include "dwsr/core/random.hpp"
 #include "dwsr/memory/event.hpp"
 
 namespace dwsr::sim {
-
-/// splitmix64: a small, fast, well-mixed 64-bit generator.
-class split_mix {
- public:
-  explicit split_mix(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next() noexcept {
-    auto z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  /// In [0, n), n > 0 (modulo: the bias, below n / 2^64, does not matter here).
-  std::uint64_t below(std::uint64_t n) noexcept { return next() % n; }
-
- private:
-  std::uint64_t state_;
-};
 
 /// How random_stream draws sizes.
 struct stream_shape {
@@ -44,7 +28,7 @@ struct stream_shape {
 
 /// `events` alloc and free events (ids from 1, seq from 0) drawn from `seed`.
 inline std::vector<event> random_stream(std::size_t events, std::uint64_t seed, stream_shape shape = {}) {
-  split_mix rng(seed);
+  splitmix64 rng{seed};
   struct pending {
     std::uint64_t due, order, id, bytes;
     node_id node;

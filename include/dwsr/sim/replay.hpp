@@ -25,7 +25,7 @@
 #include "dwsr/memory/event.hpp"
 #include "dwsr/sim/allocator_model.hpp"
 #include "dwsr/sim/any_model.hpp"
-#include "dwsr/sim/detail/flat_id_map.hpp"
+#include "dwsr/sim/detail/live_buffers.hpp"
 
 namespace dwsr::sim {
 
@@ -157,20 +157,15 @@ class replay {
     }
   }
 
-  /// Feeds one event; a free must follow the alloc of its buffer.
+  /// Feeds one event; a free must follow the alloc of its buffer (invalid_input
+  /// naming the event and the buffer otherwise).
   void on_event(const event& e) {
     const auto index = n_++;
     if (e.act == action::alloc) {
-      if (e.buffer == 0) throw invalid_input("event " + std::to_string(index) + ": buffer id 0; ids start at 1");
-      if (!live_.insert(e.buffer, options_.attribution ? log_.size() : 0))
-        throw invalid_input("event " + std::to_string(index) + ": buffer " + std::to_string(e.buffer) +
-                            " allocated again while alive");
+      live_.add(e.buffer, index, options_.attribution ? log_.size() : 0);
       if (options_.attribution) log_.push_back({e.buffer, e.bytes, e.node, e.role, e.dev, index, never});
     } else {
-      std::uint64_t at = 0;
-      if (!live_.erase(e.buffer, &at))
-        throw invalid_input("event " + std::to_string(index) + ": free of buffer " + std::to_string(e.buffer) +
-                            ", which is not allocated");
+      const auto at = live_.remove(e.buffer, index);
       if (options_.attribution) log_[at].freed_at = index;
     }
     for (auto& t : tracks_) t.on_event(e, index);
@@ -216,7 +211,7 @@ class replay {
   replay_options options_;
   std::vector<model_track<any_model>> tracks_;
   std::vector<record> log_;
-  detail::flat_id_map<std::uint64_t> live_;
+  detail::live_buffers<std::uint64_t> live_{"replay"};  // checks ids; the position of each in log_
   std::uint64_t n_ = 0;
 };
 

@@ -19,10 +19,9 @@
 #include <string>
 #include <string_view>
 
-#include "dwsr/memory/event.hpp"
 #include "dwsr/sim/allocator_model.hpp"
-#include "dwsr/sim/detail/address_space.hpp"
 #include "dwsr/sim/detail/coalescing_pool.hpp"
+#include "dwsr/sim/detail/model_base.hpp"
 #include "dwsr/sim/detail/settings.hpp"
 
 namespace dwsr::sim {
@@ -34,7 +33,7 @@ struct rmm_settings {
 };
 
 /// The model of rmm::mr::pool_memory_resource.
-class rmm_pool_model {
+class rmm_pool_model : public detail::model_base<rmm_pool_model> {
  public:
   static constexpr std::string_view name = "rmm_pool";
   static constexpr std::uint64_t alignment = 256;  ///< CUDA_ALLOCATION_ALIGNMENT
@@ -58,44 +57,19 @@ class rmm_pool_model {
   explicit rmm_pool_model(std::string_view settings, std::optional<std::uint64_t> capacity = {})
       : rmm_pool_model(parse(settings), capacity) {}
 
-  void on_event(const event& e) { detail::dispatch(*this, e); }
-
-  bool alloc(std::uint64_t id, std::uint64_t bytes) {
-    if (pool_.record_if_empty(name, s_, id, bytes)) return true;  // RMM returns nullptr for 0 bytes
-    const auto size = (bytes + alignment - 1) / alignment * alignment;
-    std::uint32_t b = pool_.take_best_fit(size);
-    if (b == detail::no_block) {
-      b = try_to_expand(size_to_grow(size), size);
-      if (b == detail::no_block) {
-        s_.oom = true;
-        s_.oom_bytes = bytes;
-        return false;
-      }
-    }
-    pool_.split(b, size);  // allocate_from_block: the remainder goes back to the free list
-    pool_.hand_out(s_, id, b, bytes);
-    return true;
+  /// allocate(bytes): the best fit, else the pool grows; the front of the block is handed out.
+  bool alloc(std::uint64_t id, std::uint64_t bytes) {  // RMM returns nullptr for 0 bytes
+    return pool_.allocate(s_, id, bytes, align_up(bytes),
+                          [&](std::uint64_t size) { return try_to_expand(size_to_grow(size), size); });
   }
+  /// deallocate(): the block merges with its free neighbours.
+  void free(std::uint64_t id, std::uint64_t /*bytes*/ = 0) { pool_.release(s_, id); }
 
-  void free(std::uint64_t id, std::uint64_t /*bytes*/ = 0) { pool_.release(name, s_, id); }
-
-
-  std::uint64_t allocated() const noexcept { return s_.allocated; }
-  std::uint64_t reserved() const noexcept { return s_.reserved; }
-  bool oom() const noexcept { return s_.oom; }
   /// Free blocks in the pool (after all frees: one per upstream allocation).
   std::size_t free_blocks() const noexcept { return pool_.free.size(); }
-
-  model_stats stats() const {
-    model_stats s = s_;
-    s.largest_free = pool_.free.empty() ? 0 : pool_.free.largest().size;
-    s.total_free = s_.reserved - s_.allocated;
-    return s;
-  }
+  model_stats stats() const { return pool_.stats(s_); }
 
  private:
-
-
   static rmm_settings parse(std::string_view text) {
     rmm_settings r;
     for (const auto& s : detail::parse_settings(name, text)) {
@@ -122,16 +96,7 @@ class rmm_pool_model {
   // Upstream allocations of try_size, halving on failure down to min_size.
   std::uint32_t try_to_expand(std::uint64_t try_size, std::uint64_t min_size) {
     while (try_size >= min_size && try_size > 0) {
-      if (s_.reserved <= capacity_ && try_size <= capacity_ - s_.reserved) {
-        detail::pool_block b;
-        b.addr = va_.allocate(try_size);
-        b.size = try_size;
-        s_.reserved += try_size;
-        ++s_.segments;
-        ++s_.system_allocs;
-        detail::update_peaks(s_);
-        return pool_.blocks.make(b);
-      }
+      if (s_.reserved <= capacity_ && try_size <= capacity_ - s_.reserved) return pool_.new_segment(s_, try_size);
       if (try_size == min_size) break;
       ++s_.retries;
       try_size = std::max(min_size, try_size / 2);
@@ -141,9 +106,7 @@ class rmm_pool_model {
 
   rmm_settings cfg_;
   std::uint64_t capacity_;
-  detail::coalescing_pool pool_;
-  detail::address_space va_;
-  model_stats s_;
+  detail::coalescing_pool pool_{name};
 };
 
 }  // namespace dwsr::sim

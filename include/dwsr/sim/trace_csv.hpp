@@ -30,9 +30,9 @@
 #include <system_error>
 #include <vector>
 
+#include "dwsr/core/atomic_file.hpp"
 #include "dwsr/error.hpp"
 #include "dwsr/memory/event.hpp"
-#include "dwsr/sim/detail/atomic_file.hpp"
 #include "dwsr/sim/detail/flat_id_map.hpp"
 
 namespace dwsr::sim {
@@ -250,7 +250,7 @@ inline void write_trace_csv(std::ostream& out, std::span<const event> events) {
 
 /// Writes a trace file atomically (io_error on failure; nothing is left behind).
 inline void write_trace_csv(const std::filesystem::path& path, std::span<const event> events) {
-  detail::write_atomically(path, [&](std::ostream& out) { write_trace_csv(out, events); });
+  dwsr::detail::write_atomically(path, [&](std::ostream& out) { write_trace_csv(out, events); });
 }
 
 }  // namespace dwsr::sim

@@ -4,11 +4,15 @@
 /// Allocator models need addresses only to order blocks (best fit breaks ties
 /// by the lowest address) and to know which blocks are neighbours, so the model
 /// only has to be deterministic and plausible: freed ranges are reused first
-/// fit from the bottom, as the CUDA driver tends to.
+/// fit from the bottom, as the CUDA driver tends to. Models take and give back
+/// whole segments through acquire_segment and release_segment, which keep
+/// their reserved bytes and counts.
 
 #include <cstdint>
 #include <iterator>
 #include <map>
+
+#include "dwsr/sim/allocator_model.hpp"
 
 namespace dwsr::sim::detail {
 
@@ -66,5 +70,24 @@ class address_space {
   std::uint64_t top_;
   std::map<std::uint64_t, std::uint64_t> holes_;  // address -> size, coalesced
 };
+
+/// A new segment of `size` bytes from the device (cudaMalloc): returns its
+/// address and adds it to the model's reserved bytes, peaks and counts.
+inline std::uint64_t acquire_segment(model_stats& s, address_space& va, std::uint64_t size) {
+  const auto addr = va.allocate(size);
+  s.reserved += size;
+  ++s.segments;
+  ++s.system_allocs;
+  update_peaks(s);
+  return addr;
+}
+
+/// Gives the segment [addr, addr + size) back to the device (cudaFree).
+inline void release_segment(model_stats& s, address_space& va, std::uint64_t addr, std::uint64_t size) {
+  va.release(addr, size);
+  s.reserved -= size;
+  --s.segments;
+  ++s.system_frees;
+}
 
 }  // namespace dwsr::sim::detail

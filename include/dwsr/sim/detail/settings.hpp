@@ -88,26 +88,27 @@ inline std::vector<setting> parse_settings(std::string_view model, std::string_v
   return out;
 }
 
-/// A whole number (no unit) for setting `key`.
-inline std::uint64_t setting_uint(std::string_view model, const setting& s) {
-  std::uint64_t v = 0;
+/// The value of setting `s` read as a T by std::from_chars; `expected` ("a
+/// number") names what it must be.
+template <class T>
+T setting_number(std::string_view model, const setting& s, std::string_view expected) {
+  T v{};
   const auto* b = s.value.data();
   const auto* e = b + s.value.size();
   auto [p, ec] = std::from_chars(b, e, v);
   if (s.is_list || ec != std::errc{} || p != e)
-    bad_setting(model, "'" + s.key + "': '" + s.value + "' is not a whole number");
+    bad_setting(model, "'" + s.key + "': '" + s.value + "' is not " + std::string(expected));
   return v;
+}
+
+/// A whole number (no unit) for setting `key`.
+inline std::uint64_t setting_uint(std::string_view model, const setting& s) {
+  return setting_number<std::uint64_t>(model, s, "a whole number");
 }
 
 /// A number for setting `key`.
 inline double setting_real(std::string_view model, const setting& s) {
-  double v = 0;
-  const auto* b = s.value.data();
-  const auto* e = b + s.value.size();
-  auto [p, ec] = std::from_chars(b, e, v);
-  if (s.is_list || ec != std::errc{} || p != e)
-    bad_setting(model, "'" + s.key + "': '" + s.value + "' is not a number");
-  return v;
+  return setting_number<double>(model, s, "a number");
 }
 
 /// A byte size ("512MiB") for setting `key`.

@@ -1,17 +1,19 @@
 #pragma once
-/// \file A random generator and transforms written out in full, so that a seed
-/// gives the same numbers with every standard library: splitmix64 (seeding),
-/// xoshiro256** (the stream), uniform doubles from the top 53 bits, normals by
-/// Marsaglia's polar method, and log/exp from + - * / only (no libm, whose last
-/// bits vary between implementations).
+/// \file dwsr's one random generator, and transforms written out in full, so
+/// that a seed gives the same numbers with every standard library and every
+/// platform (std::*_distribution are not specified bit for bit): splitmix64
+/// (seeding, and a light stream of its own), xoshiro256** (the main stream),
+/// uniform doubles from the top 53 bits, normals by Marsaglia's polar method,
+/// and log/exp from + - * / only (no libm, whose last bits vary between
+/// implementations). The synthetic cubes (io/synthetic.hpp) and the random
+/// event streams of the simulator (sim/random_stream.hpp) draw from it.
 
 #include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <limits>
 
-namespace dwsr::io::detail {
+namespace dwsr {
 
 /// The splitmix64 output function: a bijection of 64-bit words with good avalanche.
 constexpr std::uint64_t mix64(std::uint64_t z) noexcept {
@@ -20,13 +22,18 @@ constexpr std::uint64_t mix64(std::uint64_t z) noexcept {
   return z ^ (z >> 31);
 }
 
-/// splitmix64: used only to expand a key into xoshiro's 256-bit state.
+/// splitmix64 (Steele, Lea and Flood): expands a key into xoshiro's 256-bit
+/// state, and is a small, fast stream of its own where 64 bits of state are
+/// enough (the simulator's random event streams).
 struct splitmix64 {
   std::uint64_t state;
   constexpr std::uint64_t next() noexcept { return mix64(state += 0x9e3779b97f4a7c15ULL); }
+  /// In [0, n), n > 0, by the remainder: biased by less than n / 2^64, which
+  /// does not matter for the sizes and lifetimes it draws.
+  constexpr std::uint64_t below(std::uint64_t n) noexcept { return next() % n; }
 };
 
-/// xoshiro256** 1.0 (Blackman and Vigna): the stream every random number comes from.
+/// xoshiro256** 1.0 (Blackman and Vigna): the main stream (the synthetic cubes'), 256 bits of state.
 class xoshiro256ss {
  public:
   /// A stream seeded from `key` through splitmix64 (never the all-zero state).
@@ -122,4 +129,4 @@ class normal_source {
   bool has_spare_ = false;
 };
 
-}  // namespace dwsr::io::detail
+}  // namespace dwsr

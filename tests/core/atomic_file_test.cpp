@@ -1,0 +1,69 @@
+// Every output file is written through core/atomic_file.hpp: whole or not at all.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dwsr/core/atomic_file.hpp"
+#include "io/temp_dir.hpp"
+
+using dwsr::detail::atomic_file;
+using dwsr::detail::write_atomically;
+using dwsr::test::read_raw;
+using dwsr::test::temp_dir;
+using dwsr::test::write_raw;
+
+TEST_CASE("write_atomically writes through a stream or the temporary's path, replacing the target whole") {
+  temp_dir dir;
+  write_raw(dir / "a.txt", "old");
+  write_atomically(dir / "a.txt", [](std::ostream& out) { out << "new"; });
+  CHECK(read_raw(dir / "a.txt") == "new");
+  write_atomically(dir / "b.txt", [&](const std::filesystem::path& tmp) {
+    CHECK(tmp.parent_path() == dir.path());
+    write_raw(tmp, "by path");
+  });
+  CHECK(read_raw(dir / "b.txt") == "by path");
+  CHECK(dir.entries().size() == 2);
+}
+
+TEST_CASE("a failing writer leaves the target as it was and no temporary") {
+  temp_dir dir;
+  write_raw(dir / "a.txt", "old");
+  CHECK_THROWS_AS(write_atomically(dir / "a.txt",
+                                   [](std::ostream& out) {
+                                     out << "half";
+                                     throw std::runtime_error("disk full");
+                                   }),
+                  std::runtime_error);
+  CHECK(read_raw(dir / "a.txt") == "old");
+  CHECK(dir.entries() == std::vector<std::string>{"a.txt"});
+  CHECK_THROWS_WITH(write_atomically(dir / "no" / "a.txt", [](std::ostream& out) { out << "x"; }),
+                    Catch::Contains("cannot write"));
+  CHECK_THROWS_AS(write_atomically(dir.path() / "", [](std::ostream&) {}), dwsr::io_error);
+  std::filesystem::create_directory(dir / "d");
+  CHECK_THROWS_AS(write_atomically(dir / "d", [](std::ostream& out) { out << "x"; }), dwsr::io_error);
+  CHECK(std::filesystem::is_directory(dir / "d"));
+}
+
+TEST_CASE("atomic_file: written over time, moved into place by commit, removed without it") {
+  temp_dir dir;
+  {
+    atomic_file f(dir / "kept.npy");
+    write_raw(f.temporary(), "data");
+    CHECK_FALSE(std::filesystem::exists(dir / "kept.npy"));
+    atomic_file moved = std::move(f);
+    moved.commit();
+  }
+  CHECK(read_raw(dir / "kept.npy") == "data");
+  {
+    atomic_file f(dir / "dropped.npy");
+    write_raw(f.temporary(), "data");
+  }
+  CHECK(dir.entries() == std::vector<std::string>{"kept.npy"});
+  atomic_file a(dir / "x"), b(dir / "x");
+  CHECK(a.temporary() != b.temporary());  // concurrent writers never share a temporary
+}
