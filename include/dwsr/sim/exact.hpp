@@ -17,46 +17,66 @@
 
 namespace dwsr::sim {
 
-/// Requested bytes, with an optional capacity.
-class exact_model : public detail::model_base<exact_model> {
+namespace detail {
+
+/// Live buffers, each held in whole units of `Granule` bytes (1: exactly the
+/// requested bytes), with an optional capacity; no cache and no free blocks.
+template <class Model, std::uint64_t Granule>
+class whole_units_model : public model_base<Model> {
  public:
-  static constexpr std::string_view name = "exact";
+  explicit whole_units_model(std::optional<std::uint64_t> capacity = {}) : capacity_(capacity.value_or(unlimited)) {}
 
-  explicit exact_model(std::optional<std::uint64_t> capacity = {}) : capacity_(capacity.value_or(unlimited)) {}
-
-  /// Adds `bytes`; false when they would exceed the capacity.
+  /// Holds `bytes` in whole units; false when they would exceed the capacity.
   bool alloc(std::uint64_t id, std::uint64_t bytes) {
-    ids_.add(id, s_.allocs + s_.frees);
-    if (bytes > capacity_ - s_.allocated) {
+    auto& s = this->s_;
+    ids_.add(id, s.allocs + s.frees);
+    const auto held = units(bytes);
+    if (held > capacity_ - s.allocated) {
       ids_.forget(id);
-      s_.oom = true;
-      s_.oom_bytes = bytes;
+      s.oom = true;
+      s.oom_bytes = bytes;
       return false;
     }
-    s_.allocated += bytes;
-    s_.requested = s_.reserved = s_.allocated;
-    detail::update_peaks(s_);
-    if (bytes != 0) ++s_.segments;
-    ++s_.allocs;
-    ++s_.system_allocs;
+    s.requested += bytes;
+    s.allocated += held;
+    s.reserved = s.allocated;
+    update_peaks(s);
+    if (bytes != 0) ++s.segments;
+    ++s.allocs;
+    ++s.system_allocs;
     return true;
   }
-  /// Removes the bytes of the matching alloc.
+  /// Releases the units of the matching alloc.
   void free(std::uint64_t id, std::uint64_t bytes) {
-    ids_.remove(id, s_.allocs + s_.frees);
-    s_.allocated -= bytes;
-    s_.requested = s_.reserved = s_.allocated;
-    if (bytes != 0) --s_.segments;
-    ++s_.frees;
-    ++s_.system_frees;
+    auto& s = this->s_;
+    ids_.remove(id, s.allocs + s.frees);
+    s.requested -= bytes;
+    s.allocated -= units(bytes);
+    s.reserved = s.allocated;
+    if (bytes != 0) --s.segments;
+    ++s.frees;
+    ++s.system_frees;
   }
 
   /// Segments are the live buffers of nonzero size; there are no free blocks.
-  model_stats stats() const noexcept { return s_; }
+  model_stats stats() const noexcept { return this->s_; }
 
  private:
+  static constexpr std::uint64_t units(std::uint64_t bytes) noexcept {
+    return (bytes + Granule - 1) / Granule * Granule;
+  }
+
   std::uint64_t capacity_;
-  detail::live_buffers<> ids_{name};
+  live_buffers<> ids_{Model::name};
+};
+
+}  // namespace detail
+
+/// Requested bytes, with an optional capacity.
+class exact_model : public detail::whole_units_model<exact_model, 1> {
+ public:
+  static constexpr std::string_view name = "exact";
+  using whole_units_model::whole_units_model;
 };
 
 }  // namespace dwsr::sim
