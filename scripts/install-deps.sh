@@ -8,6 +8,7 @@ packages=(
   libeigen3-dev libxtensor-dev libtbb-dev libfftw3-dev
   libsegyio-dev libcli11-dev nlohmann-json3-dev
   catch2 libbenchmark-dev
+  clang-format git
   python3-numpy
 )
 

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds everything, and runs the whole test suite:
-# once in Release (with the packaging and header checks), once under
-# AddressSanitizer + UndefinedBehaviorSanitizer.
+# the format check, once in Release (with the packaging and header checks),
+# once under AddressSanitizer + UndefinedBehaviorSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 jobs=$(nproc)
+
+echo "== Format"
+bash scripts/check-format.sh
 
 echo "== Release build and tests"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null

@@ -11,8 +11,10 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "dwsr/core/atomic_file.hpp"
 #include "dwsr/graph/chunking.hpp"
 #include "dwsr/io/npy.hpp"
 #include "dwsr/io/source.hpp"
@@ -116,8 +118,9 @@ class memory_block_sink final : public block_sink {
 };
 
 /// Writes each output straight into a .npy file, block by block, so the whole
-/// output is never held in memory. Files are written under temporary names and
-/// renamed into place by commit(); without commit() (an error), they are removed.
+/// output is never held in memory. Files are written under temporary names
+/// (core/atomic_file.hpp) and renamed into place by commit(); without commit()
+/// (an error), they are removed.
 class npy_block_sink final : public block_sink {
  public:
   struct file_spec {
@@ -126,20 +129,20 @@ class npy_block_sink final : public block_sink {
   };
   npy_block_sink(std::vector<file_spec> files, shape3 shape) : shape_(shape) {
     for (auto& f : files) {
-      auto tmp = f.path;
-      tmp += ".dwsr-partial";
-      const int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      detail::atomic_file file(f.path);
+      const int fd = ::open(file.temporary().c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
       if (fd < 0) {
         cleanup();
-        throw io_error("cannot create '" + f.path.string() + "': " + std::strerror(errno));
+        throw io_error(file.describe(std::string("cannot create: ") + std::strerror(errno)));
       }
       const auto header = io::npy_header_bytes(f.type, {shape.inlines, shape.crosslines, shape.samples});
-      files_.push_back({f.path, tmp, fd, header.size(), f.type});
+      files_.push_back({std::move(file), fd, header.size(), f.type});
       if (::pwrite(fd, header.data(), header.size(), 0) != static_cast<ssize_t>(header.size()) ||
           ::ftruncate(fd, static_cast<off_t>(header.size() + shape.voxels() * size_of(f.type))) != 0) {
         const std::string why = std::strerror(errno);
+        const auto what = files_.back().file.describe("cannot write: " + why);
         cleanup();
-        throw io_error("cannot write '" + f.path.string() + "': " + why);
+        throw io_error(what);
       }
     }
   }
@@ -157,7 +160,7 @@ class npy_block_sink final : public block_sink {
       std::uint64_t left = n * e, at = 0;
       while (left > 0) {
         const auto put = ::pwrite(f.fd, p + at, left, static_cast<off_t>(dst + at));
-        if (put <= 0) throw io_error("cannot write '" + f.path.string() + "': " + std::strerror(errno));
+        if (put <= 0) throw io_error(f.file.describe(std::string("cannot write: ") + std::strerror(errno)));
         left -= std::uint64_t(put), at += std::uint64_t(put);
       }
     });
@@ -166,28 +169,23 @@ class npy_block_sink final : public block_sink {
   /// Moves every complete file into place.
   void commit() {
     for (auto& f : files_) {
-      if (::fsync(f.fd) != 0 || ::close(f.fd) != 0) throw io_error("cannot write '" + f.path.string() + "'");
-      f.fd = -1;
-      std::error_code ec;
-      std::filesystem::rename(f.tmp, f.path, ec);
-      if (ec) throw io_error("cannot move '" + f.path.string() + "' into place: " + ec.message());
+      if (::close(std::exchange(f.fd, -1)) != 0) throw io_error(f.file.describe("cannot write"));
+      f.file.commit();
     }
     files_.clear();
   }
 
  private:
   struct open_file {
-    std::filesystem::path path, tmp;
+    detail::atomic_file file;
     int fd;
     std::uint64_t header;
     dtype type;
   };
+  /// Closes every file; their temporaries are removed with them.
   void cleanup() noexcept {
-    for (auto& f : files_) {
+    for (auto& f : files_)
       if (f.fd >= 0) ::close(f.fd);
-      std::error_code ec;
-      std::filesystem::remove(f.tmp, ec);
-    }
     files_.clear();
   }
 

@@ -1,0 +1,99 @@
+// The plan against the operating system: `dwsr run` as a child process, its
+// peak resident memory read from the kernel (wait4's ru_maxrss), above the
+// same command's on a one-trace cube (the idle baseline: code, libraries,
+// threads, FFTW's plans), compared with what the plan says the process holds:
+// every worker's live buffers in whole pages (host_pages), summed over the
+// workers, which run blocks of one shape at the same time.
+
+#include <spawn.h>
+#include <sys/resource.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/cli_runner.hpp"
+
+extern char** environ;
+
+namespace {
+
+/// What one child run reported and what the kernel measured of it.
+struct child_run {
+  std::uint64_t max_rss = 0;         ///< bytes, from the kernel
+  std::uint64_t planned_pages = 0;   ///< bytes, the plan's host_pages sum over workers
+  std::uint64_t measured_peak = 0;   ///< bytes, the largest worker's events peak
+};
+
+/// Runs `dwsr run ... --json` with `args` as a child; its stdout goes to a file.
+child_run run_child(const std::vector<std::string>& args, const std::filesystem::path& out) {
+  std::vector<std::string> words = {std::string(DWSR_BINARY_DIR) + "/apps/dwsr/dwsr", "run"};
+  words.insert(words.end(), args.begin(), args.end());
+  words.push_back("--json");
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_addopen(&files, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  REQUIRE(posix_spawn(&pid, argv[0], &files, nullptr, argv.data(), environ) == 0);
+  posix_spawn_file_actions_destroy(&files);
+  int status = 0;
+  rusage usage{};
+  REQUIRE(::wait4(pid, &status, 0, &usage) == pid);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  std::ifstream in(out);
+  const auto doc = nlohmann::json::parse(in);
+  return {std::uint64_t(usage.ru_maxrss) * 1024, doc["planned_pages_sum_bytes"].get<std::uint64_t>(),
+          doc["measured_peak_bytes"].get<std::uint64_t>()};
+}
+
+}  // namespace
+
+TEST_CASE("a chunked run's peak RSS is what the plan says the process holds") {
+  dwsr::test::temp_dir dir;
+  const auto cube = (dir / "cube.npy").string(), trace = (dir / "trace.npy").string();
+  REQUIRE(dwsr::test::run_dwsr("generate --shape 96x80x512 --seed 7 --output " + cube).status == 0);
+  REQUIRE(dwsr::test::run_dwsr("generate --shape 1x1x512 --seed 7 --output " + trace).status == 0);
+  struct job {
+    std::string op, chunk, workers, threads, input, idle;
+  };
+  const job jobs[] = {
+      {"gst_3d_dip", "96x80x512", "1", "1", cube, trace},
+      {"gst_3d_dip", "48x40x512", "1", "1", cube, trace},
+      {"gst_3d_dip", "24x20x512", "1", "1", cube, trace},
+      {"gst_3d_dip", "48x40x512", "1", "1", "synthetic:96x80x512:7", "synthetic:1x1x512:7"},
+      {"envelope", "24x20x512", "1", "1", cube, trace},
+      {"sweetness", "24x24x512", "3", "2", cube, trace},
+  };
+  // The kernel's counters are synced lazily per thread (up to 64 pages each),
+  // and library memory differs a little between a one-trace and a real run.
+  const std::uint64_t constant = 2u << 20;
+  for (const auto& j : jobs) {
+    const std::vector<std::string> common = {j.op, "--chunk", j.chunk, "-w", j.workers, "-t", j.threads};
+    auto with = [&](const std::string& input, const std::string& name) {
+      auto args = common;
+      for (const auto& a : {std::string("--input"), input, std::string("--output"), (dir / name).string()})
+        args.push_back(a);
+      return args;
+    };
+    const auto idle = run_child(with(j.idle, "idle"), dir / "idle.json");
+    const auto run = run_child(with(j.input, "out"), dir / "run.json");
+    const auto held = run.planned_pages - idle.planned_pages;
+    const auto increase = run.max_rss > idle.max_rss ? run.max_rss - idle.max_rss : 0;
+    INFO(j.op << " chunk " << j.chunk << " on " << j.input << ", " << j.workers << "x" << j.threads
+              << ": RSS increase " << increase << " bytes, planned " << held << " (events peak "
+              << run.measured_peak << ")");
+    CHECK(double(increase) <= 1.02 * double(held) + double(constant));
+    CHECK(double(increase) + double(constant) >= 0.98 * double(held));
+  }
+}
