@@ -5,7 +5,9 @@
 #include "dwsr/memory/fan_out.hpp"
 #include "dwsr/memory/peak_counter.hpp"
 #include "dwsr/memory/recorder.hpp"
+#include "dwsr/sim/any_model.hpp"
 #include "dwsr/sim/exact.hpp"
+#include "dwsr/sim/host_pages.hpp"
 #include "dwsr/sim/random_stream.hpp"
 
 using namespace dwsr;
@@ -68,4 +70,42 @@ TEST_CASE("exact fed live by a host execution equals the peak counter") {
   CHECK(m.stats().peak_allocated == 4000 + 4000 + 256);
   CHECK(m.allocated() == 0);
   CHECK(m.stats().allocs == rec.events().size() / 2);
+}
+
+TEST_CASE("host_pages: every live buffer held in whole 4 KiB pages") {
+  static_assert(AllocatorModel<host_pages_model>);
+  host_pages_model m(3 * 4096);
+  CHECK(m.alloc(1, 1));  // one page for one byte
+  CHECK(m.alloc(2, 4096));
+  CHECK(m.alloc(3, 0));  // nothing mapped
+  CHECK(m.reserved() == 2 * 4096);
+  CHECK(m.stats().requested == 4097);
+  CHECK_FALSE(m.alloc(4, 4097));  // two more pages do not fit
+  CHECK(m.stats().oom_bytes == 4097);
+
+  host_pages_model n;
+  n.alloc(1, 4097);
+  n.alloc(2, 10);
+  CHECK(n.stats().peak_reserved == 3 * 4096);
+  n.free(1, 4097);
+  CHECK(n.reserved() == 4096);
+  CHECK(n.stats().segments == 1);
+  CHECK(make_model("host_pages").stats().reserved == 0);
+  CHECK_THROWS_WITH(make_model("host_pages:page:65536"), Catch::Contains("takes no settings"));
+}
+
+TEST_CASE("host_pages agrees with a page-rounding count on random streams") {
+  for (std::uint64_t seed : {4u, 5u}) {
+    const auto events = random_stream(20000, seed, {4, 23, device::host});
+    host_pages_model m;
+    std::uint64_t live = 0, peak = 0;
+    for (const auto& e : events) {
+      const auto pages = (e.bytes + 4095) / 4096 * 4096;
+      live = e.act == action::alloc ? live + pages : live - pages;
+      peak = std::max(peak, live);
+      m.on_event(e);
+      REQUIRE(m.reserved() == live);
+    }
+    CHECK(m.stats().peak_reserved == peak);
+  }
 }
