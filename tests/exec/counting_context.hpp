@@ -18,8 +18,7 @@ class counting_context : public host_context {
 
   template <class T>
   buffer<T, counting_context> allocate(std::uint64_t count, buffer_role role) {
-    const event e = admit(count * sizeof(T), memory_device, role);
-    return {*this, static_cast<T*>(obtain(e)), count, e};
+    return allocate_for<T>(*this, count, role);
   }
 
   template <class F>

@@ -48,8 +48,7 @@ class host_context : public context_base {
   /// Allocates `count` elements of T (uninitialised), emitting the alloc event.
   template <class T>
   buffer<T, host_context> allocate(std::uint64_t count, buffer_role role) {
-    const event e = admit(count * sizeof(T), memory_device, role);
-    return {*this, static_cast<T*>(obtain(e)), count, e};
+    return allocate_for<T>(*this, count, role);
   }
 
   /// Runs f(begin, end, slot) over [0, n) on up to threads() threads; slot is in
@@ -76,6 +75,12 @@ class host_context : public context_base {
   }
 
  protected:
+  /// allocate() for a context derived from this one: the buffer frees through `self`.
+  template <class T, class Self>
+  static buffer<T, Self> allocate_for(Self& self, std::uint64_t count, buffer_role role) {
+    const event e = self.admit(count * sizeof(T), memory_device, role);
+    return {self, static_cast<T*>(self.obtain(e)), count, e};
+  }
   /// Bytes of the mapping that holds an allocation of `bytes`: whole pages.
   static std::uint64_t mapped_bytes(std::uint64_t bytes) noexcept {
     static const auto page = std::uint64_t(::sysconf(_SC_PAGESIZE));
