@@ -3,7 +3,8 @@
 /// read into a cube (inline, crossline, time) and write cubes as SEG-Y.
 ///
 /// Reading is split like .npy: read_segy_header() validates the file and says
-/// what to allocate, read_segy_data() fills caller memory. Traces may come in
+/// what to allocate, read_segy_data() fills caller memory with the whole cube,
+/// read_segy_samples() with part of one trace (input windows). Traces may come in
 /// any order (inline-sorted, crossline-sorted or other) as long as they form a
 /// full grid; the cube's axes hold the line numbers in ascending order.
 /// Samples in IBM float (format 1) or IEEE float (format 5), big-endian as the
@@ -19,12 +20,14 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dwsr/core/cube_view.hpp"
 #include "dwsr/core/shape.hpp"
 #include "dwsr/error.hpp"
 #include "dwsr/io/detail/file.hpp"
+#include "dwsr/io/detail/positioned_file.hpp"
 #include "dwsr/io/detail/segy_geometry.hpp"
 
 namespace dwsr::io {
@@ -247,6 +250,27 @@ inline void read_segy_data(const std::filesystem::path& path, const segy_header&
                      (err == SEGY_FREAD_ERROR || err == SEGY_FSEEK_ERROR ? " (was the file truncated?)" : ""));
     segy_to_native(format, static_cast<long long>(samples), trace);
   }
+}
+
+/// Reads samples [t0, t0 + count) of file trace `k` (0-based, in file order)
+/// of the SEG-Y file whose header is `header`, opened as `file`, into dst as
+/// native floats, decoded exactly as read_segy_data decodes them (byte order,
+/// IBM float): positioned reads, no stdio buffer, no scratch memory;
+/// thread-safe. Throws io_error naming the file when it is shorter than the
+/// header says.
+inline void read_segy_samples(const detail::positioned_file& file, const segy_header& header, std::uint64_t k,
+                              std::uint64_t t0, std::uint64_t count, float* dst) {
+  const std::uint64_t trace_size = SEGY_TRACE_HEADER_SIZE + static_cast<std::uint64_t>(header.trace_bytes);
+  const std::uint64_t offset =
+      static_cast<std::uint64_t>(header.trace0) + k * trace_size + SEGY_TRACE_HEADER_SIZE + t0 * sizeof(float);
+  file.read(offset, dst, count * sizeof(float), "SEG-Y trace samples");
+  // segyio hands samples on big-endian (it swaps a little-endian file's words
+  // as it reads them), then segy_to_native converts to the host's floats.
+  if (header.little_endian) {
+    auto* bytes = reinterpret_cast<unsigned char*>(dst);
+    for (std::uint64_t i = 0; i < count; ++i, bytes += 4) std::swap(bytes[0], bytes[3]), std::swap(bytes[1], bytes[2]);
+  }
+  segy_to_native(static_cast<int>(header.format), static_cast<long long>(count), dst);
 }
 
 /// How write_segy numbers and labels what it writes.

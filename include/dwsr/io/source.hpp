@@ -1,8 +1,14 @@
 #pragma once
 /// \file Where an input cube comes from, behind one interface: a float32 .npy
 /// file, a SEG-Y file, or a synthetic cube. open_source() checks the spec and
-/// reads headers; read() and read_window() fill caller memory (chunked runs
-/// read each block's window into a buffer of their worker's context).
+/// reads headers; read() fills caller memory with the whole cube and
+/// read_window() with one window (chunked runs read each block's window into
+/// a buffer of their worker's context). Every source reads a window alone,
+/// straight into the caller's memory: positioned reads of the window's time
+/// runs (.npy, SEG-Y), or the window's traces generated one by one
+/// (synthetic). No source holds samples of its own, so the buffers the plan
+/// predicts are all the input memory there is; a source keeps only its
+/// headers (SEG-Y: 8 bytes a trace, 16 for unsorted files).
 
 #include <algorithm>
 #include <array>
@@ -14,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,28 +44,27 @@ class cube_source {
   virtual std::string describe() const = 0;
   /// Fills dst (shape().voxels() floats, C order), using up to `threads` threads where that helps.
   virtual void read(float* dst, std::size_t threads) const = 0;
-  /// Fills dst with the window [lo, hi) of the cube, C order; thread-safe. By
-  /// default the whole cube is read on first use and kept by the source (SEG-Y
-  /// and synthetic cubes); .npy files read the window alone.
+  /// Fills dst with the window [lo, hi) of the cube, (hi - lo) voxels in C
+  /// order, reading only what the window needs; thread-safe (workers read
+  /// their blocks' windows at once). Throws invalid_input for a window outside
+  /// the cube.
   virtual void read_window(const std::array<std::uint64_t, 3>& lo, const std::array<std::uint64_t, 3>& hi,
-                           float* dst) const {
-    std::call_once(whole_once_, [&] {
-      whole_.resize(shape().voxels());
-      read(whole_.data(), 1);
-    });
-    const auto s = shape();
-    for (auto i = lo[0]; i < hi[0]; ++i)
-      for (auto x = lo[1]; x < hi[1]; ++x) {
-        const float* src = whole_.data() + (i * s.crosslines + x) * s.samples;
-        dst = std::copy(src + lo[2], src + hi[2], dst);
-      }
-  }
+                           float* dst) const = 0;
   /// Milliseconds between samples when the source says (SEG-Y headers, synthetic: 4 ms), else none (.npy).
   virtual std::optional<double> sample_interval_ms() const { return std::nullopt; }
 
- private:
-  mutable std::once_flag whole_once_;
-  mutable std::vector<float> whole_;
+ protected:
+  /// Throws invalid_input unless lo <= hi <= shape() on every axis.
+  void check_window(const std::array<std::uint64_t, 3>& lo, const std::array<std::uint64_t, 3>& hi) const {
+    const auto s = shape();
+    auto text = [](const std::array<std::uint64_t, 3>& p) {
+      return "(" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + ", " + std::to_string(p[2]) + ")";
+    };
+    for (std::size_t a = 0; a < 3; ++a)
+      if (lo[a] > hi[a] || hi[a] > s[a])
+        throw invalid_input("window [" + text(lo) + ", " + text(hi) + ") of the " + describe() +
+                            " cube: expected lo <= hi <= " + text(s.as_array()) + " on every axis");
+  }
 };
 
 /// A float32 .npy file.
@@ -80,13 +86,15 @@ class npy_source final : public cube_source {
     return "npy " + detail::quoted(path_) + " " + to_string(shape_) + " float32";
   }
   void read(float* dst, std::size_t) const override { read_npy_data(path_, header_, dst); }
-  /// Positioned reads of the window's time runs (one per trace), never the whole cube.
+  /// Positioned reads of the window's time runs (one per trace), never the whole cube; no scratch memory.
   void read_window(const std::array<std::uint64_t, 3>& lo, const std::array<std::uint64_t, 3>& hi,
                    float* dst) const override {
+    check_window(lo, hi);
     const auto n = hi[2] - lo[2];
     for (auto i = lo[0]; i < hi[0]; ++i)
       for (auto x = lo[1]; x < hi[1]; ++x, dst += n) {
-        const auto offset = header_.data_offset + ((i * shape_.crosslines + x) * shape_.samples + lo[2]) * sizeof(float);
+        const auto offset =
+            header_.data_offset + ((i * shape_.crosslines + x) * shape_.samples + lo[2]) * sizeof(float);
         file_.read(offset, dst, n * sizeof(float), ".npy data");
       }
   }
@@ -105,7 +113,12 @@ class segy_source final : public cube_source {
  public:
   /// Reads and checks every header (not the samples).
   explicit segy_source(std::filesystem::path path, const segy_options& options = {})
-      : path_(std::move(path)), header_(read_segy_header(path_, options)) {}
+      : path_(std::move(path)), header_(read_segy_header(path_, options)), file_(path_) {
+    if (header_.sorting == segy_sorting::unsorted) {  // invert the header's file trace -> cube position map
+      file_trace_.resize(header_.trace_position.size());
+      for (std::uint64_t k = 0; k < file_trace_.size(); ++k) file_trace_[header_.trace_position[k]] = k;
+    }
+  }
   shape3 shape() const override { return header_.shape; }
   std::string describe() const override {
     std::string d = "SEG-Y " + detail::quoted(path_) + " " + to_string(header_.shape) + ", ";
@@ -119,6 +132,15 @@ class segy_source final : public cube_source {
     return d;
   }
   void read(float* dst, std::size_t) const override { read_segy_data(path_, header_, dst); }
+  /// Positioned reads of the window's time runs (one per trace, decoded in
+  /// place in dst), never the whole cube; no scratch memory.
+  void read_window(const std::array<std::uint64_t, 3>& lo, const std::array<std::uint64_t, 3>& hi,
+                   float* dst) const override {
+    check_window(lo, hi);
+    const auto n = hi[2] - lo[2];
+    for (auto i = lo[0]; i < hi[0]; ++i)
+      for (auto x = lo[1]; x < hi[1]; ++x, dst += n) read_segy_samples(file_, header_, file_trace(i, x), lo[2], n, dst);
+  }
   std::optional<double> sample_interval_ms() const override {
     if (!header_.sample_interval_in_file) return std::nullopt;
     return header_.sample_interval_us / 1000;
@@ -127,8 +149,24 @@ class segy_source final : public cube_source {
   const segy_header& header() const noexcept { return header_; }
 
  private:
+  /// The file trace (0-based) at inline index i, crossline index x.
+  std::uint64_t file_trace(std::uint64_t i, std::uint64_t x) const noexcept {
+    const auto& s = header_.shape;
+    switch (header_.sorting) {
+      case segy_sorting::inline_sorted:
+        return i * s.crosslines + x;
+      case segy_sorting::crossline_sorted:
+        return x * s.inlines + i;
+      case segy_sorting::unsorted:
+        break;
+    }
+    return file_trace_[i * s.crosslines + x];
+  }
+
   std::filesystem::path path_;
   segy_header header_;
+  detail::positioned_file file_;
+  std::vector<std::uint64_t> file_trace_;  ///< file trace at each cube trace; unsorted files only (8 B a trace)
 };
 
 /// A deterministic synthetic cube (see synthetic.hpp).
@@ -138,13 +176,33 @@ class synthetic_source final : public cube_source {
   shape3 shape() const override { return shape_; }
   std::string describe() const override { return "synthetic " + to_string(shape_) + " seed " + std::to_string(seed_); }
   void read(float* dst, std::size_t threads) const override { generate_synthetic(shape_, seed_, dst, threads); }
+  /// Generates the window's traces alone, each written straight into dst (see
+  /// synthetic_trace), after the cube's noise std is computed once per source
+  /// (streamed, on the first call); no scratch memory.
+  void read_window(const std::array<std::uint64_t, 3>& lo, const std::array<std::uint64_t, 3>& hi,
+                   float* dst) const override {
+    check_window(lo, hi);
+    const auto n = hi[2] - lo[2];
+    const double noise = noise_std();
+    for (auto i = lo[0]; i < hi[0]; ++i)
+      for (auto x = lo[1]; x < hi[1]; ++x, dst += n)
+        synthetic_trace(seed_, shape_.samples, noise, i * shape_.crosslines + x, lo[2], std::span<float>(dst, n));
+  }
   std::optional<double> sample_interval_ms() const override { return synthetic_recipe::sample_interval_s * 1000; }
   /// The seed.
   std::uint64_t seed() const noexcept { return seed_; }
+  /// The cube's noise standard deviation (synthetic_noise_std), computed on
+  /// first use, on one thread (the caller may be a worker of a parallel run).
+  double noise_std() const {
+    std::call_once(noise_once_, [&] { noise_std_ = synthetic_noise_std(shape_, seed_); });
+    return noise_std_;
+  }
 
  private:
   shape3 shape_;
   std::uint64_t seed_;
+  mutable std::once_flag noise_once_;
+  mutable double noise_std_ = 0;
 };
 
 /// The spec syntax, for messages and help texts.

@@ -14,6 +14,14 @@
 /// is IEEE double with one rounding to float per sample; a compiler that fuses
 /// a*b+c into FMA on its own (e.g. -ffp-contract=fast with FMA enabled) could
 /// change the last bit of some samples.
+///
+/// Two functions make every sample, for the whole cube and for input windows
+/// (io/source.hpp) alike, so a window holds the same bytes as the same voxels
+/// of the cube: synthetic_noise_std() streams the clean cube trace by trace
+/// for std(clean), holding no trace, and synthetic_trace() makes any sample
+/// range of one trace given that value, straight into the caller's memory.
+/// generate_synthetic() is the two in turn (the clean part is made twice, the
+/// price of holding nothing but the output).
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -62,25 +70,32 @@ namespace detail {
 /// Streams of one trace: reflectivity and noise are independent of each other.
 enum synthetic_stream : std::uint64_t { reflectivity_stream = 0, noise_stream = 1 };
 
-/// Writes trace `index`'s reflectivity into `out`: 0, or with probability
-/// 0.05 an amplitude U(-1, 1) rounded to float.
-inline void draw_reflectivity(std::uint64_t seed, std::uint64_t index, std::span<float> out) noexcept {
-  xoshiro256ss rng(stream_key(seed, index, reflectivity_stream));
-  for (auto& r : out)
-    r = rng.uniform() < synthetic_recipe::spike_probability ? static_cast<float>(rng.uniform(-1.0, 1.0)) : 0.0f;
+/// Draws the next reflectivity sample from `rng`: 0, or with probability 0.05
+/// an amplitude U(-1, 1) rounded to float.
+inline float draw_reflectivity_sample(xoshiro256ss& rng) noexcept {
+  return rng.uniform() < synthetic_recipe::spike_probability ? static_cast<float>(rng.uniform(-1.0, 1.0)) : 0.0f;
 }
 
-/// Convolves a trace with the Ricker wavelet in place ('same' size, zero
-/// outside the trace). Sparse: each nonzero sample scatters the 51 taps into
-/// a ring of pending outputs; sample t - 25 is final once sample t is read.
-inline void convolve_ricker_in_place(std::span<float> trace) noexcept {
+/// Writes trace `index`'s reflectivity into `out`.
+inline void draw_reflectivity(std::uint64_t seed, std::uint64_t index, std::span<float> out) noexcept {
+  xoshiro256ss rng(stream_key(seed, index, reflectivity_stream));
+  for (auto& r : out) r = draw_reflectivity_sample(rng);
+}
+
+/// Convolves a stream of n samples with the Ricker wavelet ('same' size, zero
+/// outside the trace): reads input(t) for t = 0, 1, ..., n - 1 and calls
+/// output(p, value) for p = 0, 1, ..., n - 1, both in order, value rounded to
+/// float. Sparse: each nonzero input scatters the 51 taps into a ring of
+/// pending outputs; output t - 25 is final once input t is read, so output may
+/// overwrite input (in place) and nothing beyond the ring is held.
+template <class Input, class Output>
+void convolve_ricker(std::size_t n, Input&& input, Output&& output) {
   constexpr std::size_t taps = synthetic_recipe::wavelet_taps, half = taps / 2;
   const auto& w = ricker_wavelet();
   std::array<double, taps> pending{};
-  const std::size_t n = trace.size();
   for (std::size_t t = 0; t < n + half; ++t) {
     if (t < n) {
-      const double r = trace[t];
+      const double r = input(t);
       // Tap k lands on output p = t + k - half, kept in slot (p + half) % taps;
       // outputs outside [0, n) are dropped (zero outside the trace).
       const std::size_t k0 = t < half ? half - t : 0;
@@ -90,17 +105,62 @@ inline void convolve_ricker_in_place(std::span<float> trace) noexcept {
     }
     if (t >= half) {  // output p = t - half has received every contribution
       auto& slot = pending[t % taps];
-      trace[t - half] = static_cast<float>(slot);
+      output(t - half, static_cast<float>(slot));
       slot = 0.0;
     }
   }
 }
 
-/// Adds noise_std times trace `index`'s standard normal stream to `trace`.
-inline void add_noise(std::uint64_t seed, std::uint64_t index, double noise_std, std::span<float> trace) noexcept {
-  xoshiro256ss rng(stream_key(seed, index, noise_stream));
-  normal_source normal;
-  for (auto& x : trace) x = static_cast<float>(x + noise_std * normal(rng));
+/// Convolves a trace with the Ricker wavelet in place (see convolve_ricker).
+inline void convolve_ricker_in_place(std::span<float> trace) noexcept {
+  convolve_ricker(
+      trace.size(), [&](std::size_t t) { return trace[t]; }, [&](std::size_t p, float v) { trace[p] = v; });
+}
+
+/// Streams trace `index`'s clean samples (reflectivity convolved with the
+/// wavelet) to clean(p, value), p = 0, 1, ..., samples - 1 in order; holds no
+/// trace, only the wavelet's ring.
+template <class F>
+void stream_clean_trace(std::uint64_t seed, std::uint64_t index, std::uint64_t samples, F&& clean) {
+  xoshiro256ss rng(stream_key(seed, index, reflectivity_stream));
+  convolve_ricker(
+      samples, [&](std::size_t) { return draw_reflectivity_sample(rng); }, clean);
+}
+
+/// std(clean) is summed over min(traces, 256) fixed blocks of traces: block b
+/// of B holds traces [b traces / B, (b + 1) traces / B), summed trace by trace
+/// and sample by sample; the blocks are then added in order. The partition
+/// depends on the shape alone, so the sums are the same doubles on any thread
+/// count and whether or not the cube is kept.
+inline constexpr std::uint64_t max_sum_blocks = 256;
+
+/// Sum and sum of squares of some clean samples.
+struct clean_sums {
+  double sum = 0;
+  double sum_sq = 0;
+};
+
+/// The sums of block `block` of `blocks` of the clean cube (shape, seed), streamed trace by trace.
+inline clean_sums clean_block_sums(shape3 shape, std::uint64_t seed, std::uint64_t block, std::uint64_t blocks) {
+  const std::uint64_t traces = shape.traces();
+  clean_sums s;
+  for (std::uint64_t i = block * traces / blocks; i < (block + 1) * traces / blocks; ++i)
+    stream_clean_trace(seed, i, shape.samples, [&](std::size_t, float x) {
+      s.sum += x;
+      s.sum_sq += static_cast<double>(x) * x;
+    });
+  return s;
+}
+
+/// 0.05 times the population standard deviation of `voxels` clean samples
+/// whose per-block sums are `blocks`, added in block order.
+inline double noise_std_from_sums(std::span<const clean_sums> blocks, std::uint64_t voxels) noexcept {
+  double s = 0, q = 0;
+  for (const auto& b : blocks) s += b.sum, q += b.sum_sq;
+  const double n = static_cast<double>(voxels);
+  const double mean = s / n;
+  const double variance = q / n - mean * mean;
+  return synthetic_recipe::noise_ratio * std::sqrt(variance > 0 ? variance : 0.0);
 }
 
 /// Runs f(begin, end) over [0, n) on `threads` threads (serially for 1).
@@ -115,46 +175,59 @@ void for_ranges(std::uint64_t n, std::size_t threads, F&& f) {
   });
 }
 
+/// Throws invalid_input for 0 threads.
+inline void check_threads(std::size_t threads) {
+  if (threads == 0) throw invalid_input("thread count 0; expected at least 1 thread");
+}
+
 }  // namespace detail
+
+/// The noise standard deviation of the synthetic cube (shape, seed): 0.05
+/// std(clean), the recipe's one global quantity, the value generate_synthetic
+/// uses. Streams the clean cube trace by trace on `threads` threads without
+/// holding it: memory is one 51-double ring per thread and 256 pairs of sums.
+/// Throws invalid_input for 0 threads.
+inline double synthetic_noise_std(shape3 shape, std::uint64_t seed, std::size_t threads = 1) {
+  detail::check_threads(threads);
+  if (shape.voxels() == 0) return 0.0;
+  const std::uint64_t traces = shape.traces();
+  const std::uint64_t blocks = traces < detail::max_sum_blocks ? traces : detail::max_sum_blocks;
+  std::array<detail::clean_sums, detail::max_sum_blocks> sums{};
+  detail::for_ranges(blocks, threads, [&](std::uint64_t b0, std::uint64_t b1) {
+    for (std::uint64_t b = b0; b < b1; ++b) sums[b] = detail::clean_block_sums(shape, seed, b, blocks);
+  });
+  return detail::noise_std_from_sums(std::span(sums.data(), blocks), shape.voxels());
+}
+
+/// Writes samples [t0, t0 + out.size()) of trace `index` of a synthetic cube
+/// (`seed`, `samples` per trace, noise_std from synthetic_noise_std) into out:
+/// the clean trace plus noise_std times the trace's standard normal stream,
+/// rounded to float, the same bytes as generate_synthetic's. Holds no trace
+/// (the wavelet's ring only); t0 + out.size() <= samples.
+inline void synthetic_trace(std::uint64_t seed, std::uint64_t samples, double noise_std, std::uint64_t index,
+                            std::uint64_t t0, std::span<float> out) noexcept {
+  xoshiro256ss rng(stream_key(seed, index, detail::noise_stream));
+  normal_source normal;
+  const std::uint64_t t1 = t0 + out.size();
+  detail::stream_clean_trace(seed, index, samples, [&](std::size_t p, float clean) {
+    const double z = normal(rng);  // drawn for every sample: the stream stays in step
+    if (p >= t0 && p < t1) out[p - t0] = static_cast<float>(clean + noise_std * z);
+  });
+}
 
 /// Fills dst (shape.voxels() floats, C order) with the synthetic cube of `seed`
 /// on `threads` threads; the bytes do not depend on the thread count. Throws
 /// invalid_input for 0 threads or a null dst with a non-empty shape.
 inline void generate_synthetic(shape3 shape, std::uint64_t seed, float* dst, std::size_t threads = 1) {
-  if (threads == 0) throw invalid_input("thread count 0; expected at least 1 thread");
+  detail::check_threads(threads);
   if (shape.voxels() == 0) return;
   if (dst == nullptr)
     throw invalid_input("synthetic cube " + to_string(shape) + ": no destination memory (a meta execution has none)");
-  const std::uint64_t traces = shape.traces(), samples = shape.samples;
-  auto trace = [&](std::uint64_t i) { return std::span<float>(dst + i * samples, samples); };
-
-  // Pass 1: clean traces, and sum / sum of squares per fixed block of traces.
-  constexpr std::uint64_t max_blocks = 256;
-  const std::uint64_t blocks = traces < max_blocks ? traces : max_blocks;
-  std::array<double, max_blocks> sum{}, sum_sq{};
-  detail::for_ranges(blocks, threads, [&](std::uint64_t b0, std::uint64_t b1) {
-    for (std::uint64_t b = b0; b < b1; ++b) {
-      double s = 0, q = 0;
-      for (std::uint64_t i = b * traces / blocks; i < (b + 1) * traces / blocks; ++i) {
-        const auto tr = trace(i);
-        detail::draw_reflectivity(seed, i, tr);
-        detail::convolve_ricker_in_place(tr);
-        for (const float x : tr) s += x, q += static_cast<double>(x) * x;
-      }
-      sum[b] = s;
-      sum_sq[b] = q;
-    }
-  });
-  double s = 0, q = 0;
-  for (std::uint64_t b = 0; b < blocks; ++b) s += sum[b], q += sum_sq[b];
-  const double n = static_cast<double>(shape.voxels());
-  const double mean = s / n;
-  const double variance = q / n - mean * mean;
-  const double noise_std = synthetic_recipe::noise_ratio * std::sqrt(variance > 0 ? variance : 0.0);
-
-  // Pass 2: noise, from each trace's own stream.
-  detail::for_ranges(traces, threads, [&](std::uint64_t t0, std::uint64_t t1) {
-    for (std::uint64_t i = t0; i < t1; ++i) detail::add_noise(seed, i, noise_std, trace(i));
+  const double noise_std = synthetic_noise_std(shape, seed, threads);
+  const std::uint64_t samples = shape.samples;
+  detail::for_ranges(shape.traces(), threads, [&](std::uint64_t t0, std::uint64_t t1) {
+    for (std::uint64_t i = t0; i < t1; ++i)
+      synthetic_trace(seed, samples, noise_std, i, 0, std::span<float>(dst + i * samples, samples));
   });
 }
 
