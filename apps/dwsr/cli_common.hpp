@@ -3,11 +3,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
 #include <cstdint>
 #include <cstdio>
-#include <unistd.h>
-#include <iostream>
 #include <filesystem>
+#include <iostream>
 #include <limits>
 #include <map>
 #include <memory>
@@ -18,8 +18,8 @@
 #include "dwsr/core/bytes.hpp"
 #include "dwsr/error.hpp"
 #include "dwsr/graph/chunked.hpp"
-#include "dwsr/io/source.hpp"
 #include "dwsr/graph/graph_json.hpp"
+#include "dwsr/io/source.hpp"
 #include "dwsr/operators/catalogue.hpp"
 #include "dwsr/sim/any_model.hpp"
 
@@ -88,7 +88,9 @@ struct graph_options {
     return memory.empty() ? std::numeric_limits<std::uint64_t>::max() : parse_bytes(memory);
   }
   chunked_options options() const {
-    return {.chunk = chunk.empty() ? shape3{} : parse_shape(chunk), .workers = workers, .threads = threads,
+    return {.chunk = chunk.empty() ? shape3{} : parse_shape(chunk),
+            .workers = workers,
+            .threads = threads,
             .budget = budget()};
   }
 };
@@ -102,7 +104,8 @@ struct prediction_options {
 
   void add_to(CLI::App& cmd) {
     cmd.add_option("-s,--shape", shape, "cube shape IxXxT (inline x crossline x time)");
-    cmd.add_option("-i,--input", input, "or take the shape from an input's header: " + std::string(io::source_spec_help));
+    cmd.add_option("-i,--input", input,
+                   "or take the shape from an input's header: " + std::string(io::source_spec_help));
     cmd.add_option("-a,--allocator", allocator,
                    "allocator model applied to each worker's events: " + model_names() +
                        " (settings as in `dwsr replay --help`)")
@@ -126,7 +129,5 @@ inline nlohmann::json workers_json(const std::vector<worker_memory>& ws) {
   for (const auto& w : ws) out.push_back({{"peak_bytes", w.peak}, {"blocks", w.blocks}, {"events", w.events}});
   return out;
 }
-
-
 
 }  // namespace dwsr::cli

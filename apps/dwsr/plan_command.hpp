@@ -36,7 +36,8 @@ inline void add_plan_command(CLI::App& app) {
     const auto o = opts.options();
     const auto& allocator = predict.allocator;
     const auto started = std::chrono::steady_clock::now();
-    const auto e = evaluate_chunk(g, shape, o.chunk, {.workers = o.workers, .threads = o.threads, .allocator = allocator});
+    const auto e =
+        evaluate_chunk(g, shape, o.chunk, {.workers = o.workers, .threads = o.threads, .allocator = allocator});
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (!trace.empty()) {
       recorder rec;
@@ -79,7 +80,8 @@ inline void add_plan_command(CLI::App& app) {
 
 inline void add_advise_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
-      "advise", "find the largest chunk whose predicted per-worker peak fits a memory budget, and compare with Dask's default");
+      "advise",
+      "find the largest chunk whose predicted per-worker peak fits a memory budget, and compare with Dask's default");
   static graph_options opts;
   static prediction_options predict;
   opts.add_to(*cmd, false);

@@ -13,8 +13,8 @@
 #include "dwsr/core/bytes.hpp"
 #include "dwsr/sim/any_model.hpp"
 #include "dwsr/sim/chrome_trace.hpp"
-#include "dwsr/sim/replay.hpp"
 #include "dwsr/sim/read_trace.hpp"
+#include "dwsr/sim/replay.hpp"
 
 namespace dwsr::cli {
 
@@ -131,17 +131,14 @@ inline void add_replay_command(CLI::App& app) {
     if (snapshot && snapshot->recorded_oom_event)
       std::printf("  PyTorch raised OOM after event %llu\n",
                   static_cast<unsigned long long>(*snapshot->recorded_oom_event));
-    std::printf("capacity: %s\n",
-                options.capacity ? detail::with_bytes(*options.capacity).c_str() : "unlimited");
+    std::printf("capacity: %s\n", options.capacity ? detail::with_bytes(*options.capacity).c_str() : "unlimited");
     for (const auto& m : results) {
       for (const auto& d : m.devices) {
         std::printf("\n%s on %s (%llu events)\n", m.spec.c_str(), std::string(name_of(d.dev)).c_str(),
                     static_cast<unsigned long long>(d.events));
-        std::printf("  peak allocated   %-32s at event %llu\n",
-                    detail::with_bytes(d.stats.peak_allocated).c_str(),
+        std::printf("  peak allocated   %-32s at event %llu\n", detail::with_bytes(d.stats.peak_allocated).c_str(),
                     static_cast<unsigned long long>(d.peak_allocated_event));
-        std::printf("  peak reserved    %-32s at event %llu\n",
-                    detail::with_bytes(d.stats.peak_reserved).c_str(),
+        std::printf("  peak reserved    %-32s at event %llu\n", detail::with_bytes(d.stats.peak_reserved).c_str(),
                     static_cast<unsigned long long>(d.peak_reserved_event));
         std::printf("  at that peak     %llu segments, largest free block %s, fragmentation %.3f\n",
                     static_cast<unsigned long long>(d.at_peak.segments), human_bytes(d.at_peak.largest_free).c_str(),

@@ -48,11 +48,12 @@ inline void add_run_command(CLI::App& app) {
     std::error_code ec;
     std::filesystem::create_directories(output, ec);
     if (ec || !std::filesystem::is_directory(output))
-      throw io_error("output directory '" + output + "' cannot be created: " +
-                     (ec ? ec.message() : std::string("a file of that name exists")));
+      throw io_error("output directory '" + output +
+                     "' cannot be created: " + (ec ? ec.message() : std::string("a file of that name exists")));
     std::vector<npy_block_sink::file_spec> files;
     for (const auto& r : g.outputs())
-      files.push_back({std::filesystem::path(output) / output_file_name(g, r), g.nodes()[r.node].outputs[r.output].type});
+      files.push_back(
+          {std::filesystem::path(output) / output_file_name(g, r), g.nodes()[r.node].outputs[r.output].type});
     npy_block_sink sink(files, shape);
     std::vector<recorder> recorders(trace.empty() ? 0 : o.workers);
     std::vector<event_sink_ref> sinks(recorders.begin(), recorders.end());
@@ -124,10 +125,10 @@ inline void add_demo_command(CLI::App& app) {
     source->read(cube.data(), threads);
     const memory_block_source in(cube_view<const float>(cube.data(), source->shape()));
     const auto input_bytes = cube.size() * sizeof(float);
-    std::printf("dwsr demo: %s (%s of float32, generated in memory first), %zu threads\n\n",
-                source->describe().c_str(), human_bytes(input_bytes).c_str(), threads);
-    std::printf("%-28s %12s %12s %8s %12s %10s %10s\n", "operator", "planned peak", "measured", "x input",
-                "peak RSS +", "time s", "MB/s");
+    std::printf("dwsr demo: %s (%s of float32, generated in memory first), %zu threads\n\n", source->describe().c_str(),
+                human_bytes(input_bytes).c_str(), threads);
+    std::printf("%-28s %12s %12s %8s %12s %10s %10s\n", "operator", "planned peak", "measured", "x input", "peak RSS +",
+                "time s", "MB/s");
     bool all_exact = true;
     for (const auto& name : ops) {
       const auto g = graph::single(operators::catalogue(), name);

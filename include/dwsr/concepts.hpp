@@ -58,7 +58,8 @@ concept OperatorDescription = requires(const Op& op) {
   { Op::params() } -> std::same_as<std::vector<param_spec>>;
   { op.halo() } -> std::same_as<halo>;
   { op.outputs() } -> std::same_as<std::vector<output_spec>>;
-} && std::constructible_from<Op, const param_values&> && std::copy_constructible<Op>;
+}
+&&std::constructible_from<Op, const param_values&>&& std::copy_constructible<Op>;
 
 /// An operator that needs cube-wide statistics before it runs (min/max,
 /// histograms, a maximum RMS): reduce() folds one block (no halo) into the
@@ -69,40 +70,42 @@ concept OperatorDescription = requires(const Op& op) {
 ///     void reduce(Ctx&, cube_view<const float> block, std::size_t pass, reduction& acc) const;
 ///     void run(Ctx&, cube_view<const float> in, std::span<const array_ref> out, const reduction&) const;
 template <class Op>
-concept ReducingOperator =
-    OperatorDescription<Op> && requires(const Op& op, meta_context& c, cube_view<const float> in,
-                                        std::span<const array_ref> out, reduction& r) {
-      { op.reduction_passes() } -> std::convertible_to<std::size_t>;
-      op.reduce(c, in, std::size_t{0}, r);
-      op.run(c, in, out, std::as_const(r));
-    };
+concept ReducingOperator = OperatorDescription<Op> &&
+    requires(const Op& op, meta_context& c, cube_view<const float> in, std::span<const array_ref> out, reduction& r) {
+  { op.reduction_passes() } -> std::convertible_to<std::size_t>;
+  op.reduce(c, in, std::size_t{0}, r);
+  op.run(c, in, out, std::as_const(r));
+};
 
 /// A reducing operator whose statistic reads neighbours (rgb_blending's
 /// instantaneous frequency): reduce() gets the halo-extended block and folds
 /// only the voxels of `interior`.
 template <class Op>
-concept WindowedReducingOperator =
-    ReducingOperator<Op> && requires(const Op& op, meta_context& c, cube_view<const float> in, const box3& w,
-                                     reduction& r) { op.reduce(c, in, w, std::size_t{0}, r); };
+concept WindowedReducingOperator = ReducingOperator<Op> &&
+    requires(const Op& op, meta_context& c, cube_view<const float> in, const box3& w, reduction& r) {
+  op.reduce(c, in, w, std::size_t{0}, r);
+};
 
 /// An operator of several input cubes of one shape (graph nodes such as
 /// sweetness_from): `static constexpr std::size_t arity = N;` and
 ///
 ///     void run(Ctx&, std::span<const cube_view<const float>> in, std::span<const array_ref> out) const;
 template <class Op>
-concept MultiInputOperator =
-    OperatorDescription<Op> && requires(const Op& op, meta_context& c, std::span<const cube_view<const float>> in,
-                                         std::span<const array_ref> out) {
-      { Op::arity } -> std::convertible_to<std::size_t>;
-      op.run(c, in, out);
-    };
+concept MultiInputOperator = OperatorDescription<Op> &&
+    requires(const Op& op, meta_context& c, std::span<const cube_view<const float>> in,
+             std::span<const array_ref> out) {
+  { Op::arity } -> std::convertible_to<std::size_t>;
+  op.run(c, in, out);
+};
 
 /// An operator of one input cube and no reduction:
 ///
 ///     void run(Ctx&, cube_view<const float> in, std::span<const array_ref> out) const;
 template <class Op>
-concept CubeOperator = OperatorDescription<Op> && requires(const Op& op, meta_context& c, cube_view<const float> in,
-                                                           std::span<const array_ref> out) { op.run(c, in, out); };
+concept CubeOperator = OperatorDescription<Op> &&
+    requires(const Op& op, meta_context& c, cube_view<const float> in, std::span<const array_ref> out) {
+  op.run(c, in, out);
+};
 
 /// A seismic operator (dwsr/operators/): its description and one run() that
 /// every ExecutionContext executes, in one of the three forms above. The
@@ -114,8 +117,10 @@ concept Operator = CubeOperator<Op> || ReducingOperator<Op> || MultiInputOperato
 /// Number of input cubes of operator type Op.
 template <Operator Op>
 constexpr std::size_t arity_of() {
-  if constexpr (MultiInputOperator<Op>) return Op::arity;
-  else return 1;
+  if constexpr (MultiInputOperator<Op>)
+    return Op::arity;
+  else
+    return 1;
 }
 
 }  // namespace dwsr

@@ -5,9 +5,9 @@
 // every worker's live buffers in whole pages (host_pages), summed over the
 // workers, which run blocks of one shape at the same time.
 
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/resource.h>
-#include <fcntl.h>
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
@@ -27,9 +27,9 @@ namespace {
 
 /// What one child run reported and what the kernel measured of it.
 struct child_run {
-  std::uint64_t max_rss = 0;         ///< bytes, from the kernel
-  std::uint64_t planned_pages = 0;   ///< bytes, the plan's host_pages sum over workers
-  std::uint64_t measured_peak = 0;   ///< bytes, the largest worker's events peak
+  std::uint64_t max_rss = 0;        ///< bytes, from the kernel
+  std::uint64_t planned_pages = 0;  ///< bytes, the plan's host_pages sum over workers
+  std::uint64_t measured_peak = 0;  ///< bytes, the largest worker's events peak
 };
 
 /// Runs `dwsr run ... --json` with `args` as a child; its stdout goes to a file.
@@ -90,9 +90,8 @@ TEST_CASE("a chunked run's peak RSS is what the plan says the process holds") {
     const auto run = run_child(with(j.input, "out"), dir / "run.json");
     const auto held = run.planned_pages - idle.planned_pages;
     const auto increase = run.max_rss > idle.max_rss ? run.max_rss - idle.max_rss : 0;
-    INFO(j.op << " chunk " << j.chunk << " on " << j.input << ", " << j.workers << "x" << j.threads
-              << ": RSS increase " << increase << " bytes, planned " << held << " (events peak "
-              << run.measured_peak << ")");
+    INFO(j.op << " chunk " << j.chunk << " on " << j.input << ", " << j.workers << "x" << j.threads << ": RSS increase "
+              << increase << " bytes, planned " << held << " (events peak " << run.measured_peak << ")");
     CHECK(double(increase) <= 1.02 * double(held) + double(constant));
     CHECK(double(increase) + double(constant) >= 0.98 * double(held));
   }

@@ -6,13 +6,12 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "dwsr/operators/catalogue.hpp"
 #include "cli/cli_runner.hpp"
 #include "dwsr/io/npy.hpp"
+#include "dwsr/operators/catalogue.hpp"
 
 using namespace dwsr;
 using namespace dwsr::test;
-
 
 TEST_CASE("dwsr ops lists every operator with parameters, halo and outputs") {
   const auto r = run_dwsr("ops --json");
@@ -52,8 +51,8 @@ TEST_CASE("dwsr run writes the reference-named outputs and measures the planned 
     const auto in = dir / "in.npy";
     REQUIRE(run_dwsr("run envelope --input synthetic:2x2x16 --output " + dir.path().string()).status == 0);
     std::filesystem::rename(dir / "envelope.npy", in);
-    const auto q = run_dwsr("run phase_rotation -p rotation=45 --input " + in.string() + " --output " +
-                            (dir / "rot").string());
+    const auto q =
+        run_dwsr("run phase_rotation -p rotation=45 --input " + in.string() + " --output " + (dir / "rot").string());
     CHECK(q.status == 0);
     CHECK(q.out.find("(= plan)") != std::string::npos);
     CHECK(std::filesystem::exists(dir / "rot" / "phase_rotation.npy"));
@@ -82,7 +81,9 @@ TEST_CASE("dwsr demo runs operators on a synthetic cube and checks plan == measu
 TEST_CASE("user errors exit with status 2, one line on stderr, and no partial output") {
   temp_dir dir;
   const auto out = (dir / "out").string();
-  SECTION("unknown operator") { expect_user_error(run_dwsr("plan envelop --shape 2x2x2"), "unknown operator 'envelop'"); }
+  SECTION("unknown operator") {
+    expect_user_error(run_dwsr("plan envelop --shape 2x2x2"), "unknown operator 'envelop'");
+  }
   SECTION("malformed shapes") {
     expect_user_error(run_dwsr("plan envelope --shape 2x0x5"), "'2x0x5'");
     expect_user_error(run_dwsr("plan envelope --shape 12x"), "'12x'");
@@ -96,8 +97,7 @@ TEST_CASE("user errors exit with status 2, one line on stderr, and no partial ou
     expect_user_error(run_dwsr("plan sweetness --shape 2x2x8 -p sample_rate"), "NAME=VALUE");
   }
   SECTION("missing file") {
-    expect_user_error(run_dwsr("run envelope --input " + (dir / "nope.npy").string() + " --output " + out),
-                      "nope.npy");
+    expect_user_error(run_dwsr("run envelope --input " + (dir / "nope.npy").string() + " --output " + out), "nope.npy");
   }
   SECTION("corrupt file") {
     std::ofstream(dir / "bad.npy") << "this is not an npy file at all";
@@ -160,7 +160,8 @@ TEST_CASE("dwsr run and plan execute graphs chunked over workers, as planned") {
   for (int w = 0; w < 3; ++w) CHECK(std::filesystem::exists(dir / ("t.worker" + std::to_string(w) + ".csv")));
   // The chunked output equals the single operator's whole-cube output.
   REQUIRE(run_dwsr("run sweetness --input synthetic:9x10x40:3 --output " + (dir / "whole").string()).status == 0);
-  const auto a = io::load_npy<float>(dir / "out" / "sweet.npy"), b = io::load_npy<float>(dir / "whole" / "sweetness.npy");
+  const auto a = io::load_npy<float>(dir / "out" / "sweet.npy"),
+             b = io::load_npy<float>(dir / "whole" / "sweetness.npy");
   CHECK(a.data == b.data);
 
   const auto p = nlohmann::json::parse(

@@ -39,8 +39,9 @@ std::string difference(const std::vector<std::vector<std::byte>>& a, const std::
     std::size_t first = a[o].size(), count = 0;
     for (std::size_t i = 0; i < a[o].size(); ++i)
       if (a[o][i] != b[o][i]) first = std::min(first, i), ++count;
-    if (count) return "output " + std::to_string(o) + ": " + std::to_string(count) + " bytes differ, first at byte " +
-                      std::to_string(first);
+    if (count)
+      return "output " + std::to_string(o) + ": " + std::to_string(count) + " bytes differ, first at byte " +
+             std::to_string(first);
   }
   return "";
 }
@@ -110,16 +111,23 @@ shape3 legal(const graph& g, shape3 chunk, shape3 cube) {
 TEST_CASE("graphs are validated with errors naming the node and the problem") {
   using Catch::Contains;
   CHECK_THROWS_WITH(graph::from_specs(operators::catalogue(), {}), Contains("no nodes"));
-  CHECK_THROWS_WITH(graph::from_specs(operators::catalogue(), {{"a", "envelop"}}), Contains("unknown operator 'envelop'"));
+  CHECK_THROWS_WITH(graph::from_specs(operators::catalogue(), {{"a", "envelop"}}),
+                    Contains("unknown operator 'envelop'"));
   CHECK_THROWS_WITH(graph::from_specs(operators::catalogue(), {{"a", "sweetness_from", {}, {"input"}}}),
                     Contains("'a': operator 'sweetness_from' takes 2 inputs, got 1"));
-  CHECK_THROWS_WITH(graph::from_specs(operators::catalogue(), {{"a", "envelope", {}, {"b"}}, {"b", "envelope", {}, {"a"}}}),
-                    Contains("cycle through nodes: a, b"));
-  CHECK_THROWS_WITH(graph::from_specs(operators::catalogue(), {{"a", "envelope", {}, {"ghost"}}}), Contains("'a' reads 'ghost'"));
-  CHECK_THROWS_WITH(graph::from_specs(operators::catalogue(), {{"a", "envelope"}, {"a", "envelope"}}), Contains("'a' is defined twice"));
-  CHECK_THROWS_WITH(graph::from_specs(operators::catalogue(), {{"h", "hilbert"}, {"e", "envelope", {}, {"h"}}}), Contains("complex64"));
-  CHECK_THROWS_WITH(graph::from_specs(operators::catalogue(), {{"e", "envelope"}, {"f", "envelope", {}, {"e.xl"}}}), Contains("no output 'xl'"));
-  CHECK_THROWS_WITH(graph::from_specs(operators::catalogue(), {{"e", "envelope", {{"sigma", "1"}}}}), Contains("no parameter 'sigma'"));
+  CHECK_THROWS_WITH(
+      graph::from_specs(operators::catalogue(), {{"a", "envelope", {}, {"b"}}, {"b", "envelope", {}, {"a"}}}),
+      Contains("cycle through nodes: a, b"));
+  CHECK_THROWS_WITH(graph::from_specs(operators::catalogue(), {{"a", "envelope", {}, {"ghost"}}}),
+                    Contains("'a' reads 'ghost'"));
+  CHECK_THROWS_WITH(graph::from_specs(operators::catalogue(), {{"a", "envelope"}, {"a", "envelope"}}),
+                    Contains("'a' is defined twice"));
+  CHECK_THROWS_WITH(graph::from_specs(operators::catalogue(), {{"h", "hilbert"}, {"e", "envelope", {}, {"h"}}}),
+                    Contains("complex64"));
+  CHECK_THROWS_WITH(graph::from_specs(operators::catalogue(), {{"e", "envelope"}, {"f", "envelope", {}, {"e.xl"}}}),
+                    Contains("no output 'xl'"));
+  CHECK_THROWS_WITH(graph::from_specs(operators::catalogue(), {{"e", "envelope", {{"sigma", "1"}}}}),
+                    Contains("no parameter 'sigma'"));
 }
 
 TEST_CASE("a graph's halo composes along paths and its outputs are its sinks and kept nodes") {
@@ -162,7 +170,8 @@ TEST_CASE("chunked outputs equal whole-cube outputs bit for bit, for random grap
     std::string desc;
     for (const auto& n : g.nodes()) desc += n.spec.name + "=" + n.spec.op + " ";
     INFO("graph " << desc << "chunk " << to_string(chunk));
-    CHECK(difference(run_whole(g, data, cube, {.chunk = chunk, .workers = 1 + ch.below(3), .threads = 1 + ch.below(2)}), whole) == "");
+    CHECK(difference(run_whole(g, data, cube, {.chunk = chunk, .workers = 1 + ch.below(3), .threads = 1 + ch.below(2)}),
+                     whole) == "");
   }
 }
 

@@ -111,9 +111,9 @@ TEST_CASE("the events account for the heap growth of every operator") {
   {
     event_bus bus;
     host_context ctx(bus, {.threads = 2});
-    execute(ctx, *operators::catalogue().find("hilbert").configure(), shape,
-            [&](float* dst) { std::fill(dst, dst + shape.voxels(), 0.0f); },
-            [](std::span<const array_ref>) {});
+    execute(
+        ctx, *operators::catalogue().find("hilbert").configure(), shape,
+        [&](float* dst) { std::fill(dst, dst + shape.voxels(), 0.0f); }, [](std::span<const array_ref>) {});
   }
   for (const auto& entry : operators::catalogue().entries()) {
     const auto op = entry.configure();
@@ -195,9 +195,7 @@ TEST_CASE("the events account for the memory of chunked graphs on every input an
       .add("freq", "instantaneous_frequency", {"smooth"})
       .add("sweet", "sweetness_from", {"env", "freq"});
   g.build();
-  const struct {
-    std::size_t workers, threads;
-  } layouts[] = {{1, 1}, {1, 2}, {2, 1}, {3, 2}};
+  const struct { std::size_t workers, threads; } layouts[] = {{1, 1}, {1, 2}, {2, 1}, {3, 2}};
   std::uint64_t worst = 0;
   for (const auto kind : {input_kind::npy, input_kind::segy, input_kind::synthetic, input_kind::memory})
     for (const auto& l : layouts) {

@@ -2,11 +2,11 @@
 // every operator's trace (meta execution; real and meta emit the same events).
 #include <catch2/catch.hpp>
 
-#include "dwsr/operators/catalogue.hpp"
 #include "dwsr/exec/meta_context.hpp"
 #include "dwsr/memory/fan_out.hpp"
 #include "dwsr/memory/peak_counter.hpp"
 #include "dwsr/memory/recorder.hpp"
+#include "dwsr/operators/catalogue.hpp"
 #include "dwsr/sim/exact.hpp"
 #include "dwsr/sim/replay.hpp"
 

@@ -20,8 +20,8 @@ class cube_view {
   cube_view(T* data, shape3 shape) noexcept : data_(data), shape_(shape) {}
   /// A view of const elements converts implicitly from a mutable one.
   template <class U>
-    requires std::is_same_v<T, const U>
-  cube_view(cube_view<U> other) noexcept : data_(other.data()), shape_(other.shape()) {}
+  requires std::is_same_v<T, const U> cube_view(cube_view<U> other)
+  noexcept : data_(other.data()), shape_(other.shape()) {}
 
   T* data() const noexcept { return data_; }
   const shape3& shape() const noexcept { return shape_; }
@@ -34,9 +34,7 @@ class cube_view {
     return {data_ + index * shape_.samples, shape_.samples};
   }
   /// Trace at (inline, crossline).
-  std::span<T> trace(std::uint64_t il, std::uint64_t xl) const noexcept {
-    return trace(il * shape_.crosslines + xl);
-  }
+  std::span<T> trace(std::uint64_t il, std::uint64_t xl) const noexcept { return trace(il * shape_.crosslines + xl); }
   T& operator()(std::uint64_t il, std::uint64_t xl, std::uint64_t t) const noexcept {
     return data_[(il * shape_.crosslines + xl) * shape_.samples + t];
   }

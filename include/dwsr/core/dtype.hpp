@@ -12,16 +12,17 @@ namespace dwsr {
 enum class dtype : std::uint8_t { float32, complex64, int64 };
 
 /// Bytes per element.
-constexpr std::uint64_t size_of(dtype t) noexcept {
-  return t == dtype::float32 ? 4 : 8;
-}
+constexpr std::uint64_t size_of(dtype t) noexcept { return t == dtype::float32 ? 4 : 8; }
 
 /// NumPy's name of the type ("float32", ...).
 constexpr std::string_view name_of(dtype t) noexcept {
   switch (t) {
-    case dtype::float32: return "float32";
-    case dtype::complex64: return "complex64";
-    case dtype::int64: return "int64";
+    case dtype::float32:
+      return "float32";
+    case dtype::complex64:
+      return "complex64";
+    case dtype::int64:
+      return "int64";
   }
   return "?";
 }
@@ -29,8 +30,10 @@ constexpr std::string_view name_of(dtype t) noexcept {
 /// The dtype of a C++ element type.
 template <class T>
 constexpr dtype dtype_of() noexcept {
-  if constexpr (std::is_same_v<T, float>) return dtype::float32;
-  else if constexpr (std::is_same_v<T, std::complex<float>>) return dtype::complex64;
+  if constexpr (std::is_same_v<T, float>)
+    return dtype::float32;
+  else if constexpr (std::is_same_v<T, std::complex<float>>)
+    return dtype::complex64;
   else {
     static_assert(std::is_same_v<T, std::int64_t>, "dwsr cubes hold float, std::complex<float> or std::int64_t");
     return dtype::int64;

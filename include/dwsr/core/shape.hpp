@@ -47,7 +47,8 @@ inline shape3 parse_shape(std::string_view text) {
   };
   while (true) {
     auto [next, ec] = std::from_chars(p, end, dims[axis]);
-    if (ec != std::errc{} || next == p) return fail(ec == std::errc::result_out_of_range ? "a dimension is too large" : "not a number");
+    if (ec != std::errc{} || next == p)
+      return fail(ec == std::errc::result_out_of_range ? "a dimension is too large" : "not a number");
     if (dims[axis] == 0) return fail("a dimension is zero");
     p = next;
     if (++axis == 3) break;

@@ -15,17 +15,15 @@ namespace dwsr {
 
 /// Settings of an execution context.
 struct context_options {
-  std::size_t threads = 1;  ///< T: per-thread scratch is sized by this
+  std::size_t threads = 1;                                           ///< T: per-thread scratch is sized by this
   std::uint64_t budget = std::numeric_limits<std::uint64_t>::max();  ///< bytes; exceeding throws out_of_memory
-  std::string name = "worker 0";  ///< named in out_of_memory messages
+  std::string name = "worker 0";                                     ///< named in out_of_memory messages
 };
 
 class context_base {
  public:
-  context_base(event_bus& bus, context_options options)
-      : bus_(&bus), options_(std::move(options)) {
-    if (options_.threads == 0)
-      throw invalid_input("thread count 0; expected at least 1 thread");
+  context_base(event_bus& bus, context_options options) : bus_(&bus), options_(std::move(options)) {
+    if (options_.threads == 0) throw invalid_input("thread count 0; expected at least 1 thread");
   }
   context_base(const context_base&) = delete;
   context_base& operator=(const context_base&) = delete;

@@ -62,9 +62,10 @@ class host_context : public context_base {
       return;
     }
     arena_.execute([&] {
-      tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, n, grain), [&](const tbb::blocked_range<std::uint64_t>& r) {
-        f(r.begin(), r.end(), static_cast<std::size_t>(tbb::this_task_arena::current_thread_index()));
-      });
+      tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, n, grain),
+                        [&](const tbb::blocked_range<std::uint64_t>& r) {
+                          f(r.begin(), r.end(), static_cast<std::size_t>(tbb::this_task_arena::current_thread_index()));
+                        });
     });
   }
 

@@ -28,10 +28,10 @@ namespace dwsr {
 
 /// What to advise for.
 struct advice_options {
-  std::uint64_t budget = 0;          ///< bytes per worker
-  std::size_t workers = 1;           ///< W
-  std::size_t threads = 1;           ///< T per worker
-  std::string allocator = "exact";   ///< allocator model spec (sim::make_model), applied to each worker's events
+  std::uint64_t budget = 0;         ///< bytes per worker
+  std::size_t workers = 1;          ///< W
+  std::size_t threads = 1;          ///< T per worker
+  std::string allocator = "exact";  ///< allocator model spec (sim::make_model), applied to each worker's events
 };
 
 /// One evaluated chunking: its plan and the per-worker peak under the model.
@@ -77,7 +77,8 @@ inline shape3 dask_default_chunk(shape3 cube, std::uint64_t limit_bytes = 128ull
     const double edge = std::pow(budget, 1.0 / free_axes);
     bool changed = false;
     for (int a = 0; a < 3; ++a)
-      if (!fixed[a] && double(dims[a]) <= edge) fixed[a] = true, chunk[a] = dims[a], budget /= double(dims[a]), changed = true;
+      if (!fixed[a] && double(dims[a]) <= edge)
+        fixed[a] = true, chunk[a] = dims[a], budget /= double(dims[a]), changed = true;
     if (!changed) {
       for (int a = 0; a < 3; ++a)
         if (!fixed[a]) chunk[a] = std::max<std::uint64_t>(1, std::uint64_t(edge));
@@ -141,8 +142,10 @@ inline advice advise(const graph& g, shape3 cube, const advice_options& o) {
       auto e = eval(ci, xs[mid]);
       const bool fits = e.peak <= o.budget;
       consider(std::move(e));
-      if (fits) lo = mid + 1;
-      else hi = mid;
+      if (fits)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     for (auto k = split; k < xs.size(); ++k) consider(eval(ci, xs[k]));
     if (fit && (!best || better(*fit, *best))) best = std::move(fit);
@@ -150,8 +153,9 @@ inline advice advise(const graph& g, shape3 cube, const advice_options& o) {
   if (!best) {
     const shape3 smallest_chunk{ins.front(), xs.front(), cube.samples};
     const auto smallest = evaluate_chunk(g, cube, smallest_chunk, o);
-    throw invalid_input("memory budget of " + std::to_string(o.budget) + " bytes per worker is too small: the smallest chunk " +
-                        to_string(smallest_chunk) + " needs " + std::to_string(smallest.peak) + " bytes per worker");
+    throw invalid_input("memory budget of " + std::to_string(o.budget) +
+                        " bytes per worker is too small: the smallest chunk " + to_string(smallest_chunk) + " needs " +
+                        std::to_string(smallest.peak) + " bytes per worker");
   }
   a.chosen = *best;
   const auto chunk = a.chosen.plan.chunk;

@@ -51,7 +51,8 @@ template <class Row>
 void for_each_interior_row(const block& b, Row&& row) {
   const auto ext = b.extended();
   for_each_row(b.begin, b.end, [&](std::uint64_t i, std::uint64_t x, std::uint64_t t, std::uint64_t n) {
-    row(((i - b.ext_begin[0]) * ext.crosslines + (x - b.ext_begin[1])) * ext.samples + (t - b.ext_begin[2]), i, x, t, n);
+    row(((i - b.ext_begin[0]) * ext.crosslines + (x - b.ext_begin[1])) * ext.samples + (t - b.ext_begin[2]), i, x, t,
+        n);
   });
 }
 }  // namespace detail
@@ -62,10 +63,11 @@ class memory_block_source final : public block_source {
   explicit memory_block_source(cube_view<const float> cube) : cube_(cube) {}
   shape3 shape() const override { return cube_.shape(); }
   void read(const block& b, float* dst) const override {
-    detail::for_each_row(b.ext_begin, b.ext_end, [&](std::uint64_t i, std::uint64_t x, std::uint64_t t, std::uint64_t n) {
-      std::memcpy(dst, &cube_(i, x, t), n * sizeof(float));
-      dst += n;
-    });
+    detail::for_each_row(b.ext_begin, b.ext_end,
+                         [&](std::uint64_t i, std::uint64_t x, std::uint64_t t, std::uint64_t n) {
+                           std::memcpy(dst, &cube_(i, x, t), n * sizeof(float));
+                           dst += n;
+                         });
   }
 
  private:
@@ -106,11 +108,12 @@ class memory_block_sink final : public block_sink {
   void write(std::size_t output, const block& b, const array_ref& data) override {
     const auto& out = outputs_.at(output);
     const auto e = size_of(out.type);
-    detail::for_each_interior_row(b, [&](std::uint64_t src, std::uint64_t i, std::uint64_t x, std::uint64_t t,
-                                         std::uint64_t n) {
-      const auto dst = (i * out.shape.crosslines + x) * out.shape.samples + t;
-      std::memcpy(static_cast<std::byte*>(out.data) + dst * e, static_cast<const std::byte*>(data.data) + src * e, n * e);
-    });
+    detail::for_each_interior_row(
+        b, [&](std::uint64_t src, std::uint64_t i, std::uint64_t x, std::uint64_t t, std::uint64_t n) {
+          const auto dst = (i * out.shape.crosslines + x) * out.shape.samples + t;
+          std::memcpy(static_cast<std::byte*>(out.data) + dst * e, static_cast<const std::byte*>(data.data) + src * e,
+                      n * e);
+        });
   }
 
  private:
@@ -153,17 +156,17 @@ class npy_block_sink final : public block_sink {
   void write(std::size_t output, const block& b, const array_ref& data) override {
     const auto& f = files_.at(output);
     const auto e = size_of(f.type);
-    detail::for_each_interior_row(b, [&](std::uint64_t src, std::uint64_t i, std::uint64_t x, std::uint64_t t,
-                                         std::uint64_t n) {
-      const auto dst = f.header + ((i * shape_.crosslines + x) * shape_.samples + t) * e;
-      const auto* p = static_cast<const char*>(data.data) + src * e;
-      std::uint64_t left = n * e, at = 0;
-      while (left > 0) {
-        const auto put = ::pwrite(f.fd, p + at, left, static_cast<off_t>(dst + at));
-        if (put <= 0) throw io_error(f.file.describe(std::string("cannot write: ") + std::strerror(errno)));
-        left -= std::uint64_t(put), at += std::uint64_t(put);
-      }
-    });
+    detail::for_each_interior_row(
+        b, [&](std::uint64_t src, std::uint64_t i, std::uint64_t x, std::uint64_t t, std::uint64_t n) {
+          const auto dst = f.header + ((i * shape_.crosslines + x) * shape_.samples + t) * e;
+          const auto* p = static_cast<const char*>(data.data) + src * e;
+          std::uint64_t left = n * e, at = 0;
+          while (left > 0) {
+            const auto put = ::pwrite(f.fd, p + at, left, static_cast<off_t>(dst + at));
+            if (put <= 0) throw io_error(f.file.describe(std::string("cannot write: ") + std::strerror(errno)));
+            left -= std::uint64_t(put), at += std::uint64_t(put);
+          }
+        });
   }
 
   /// Moves every complete file into place.

@@ -120,8 +120,8 @@ void run_step(Ctx& ctx, const chunked_schedule& s, const schedule_phase& ph, con
 inline chunked_plan plan_chunked(const chunked_schedule& s) {
   const auto& c = s.blocks();
   chunked_plan p{c.chunk(), c.halo(), c.count(), c.halo_overhead(), std::vector<worker_memory>(s.workers())};
-  using key = std::tuple<std::size_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t,
-                         std::uint64_t>;
+  using key =
+      std::tuple<std::size_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t>;
   std::map<key, std::pair<std::uint64_t, std::uint64_t>> memo;  // (phase, shapes) -> (peak, events) of one step
   const auto reductions = detail::run_phase_reductions(s);
   for (std::size_t w = 0; w < s.workers(); ++w) {
@@ -137,7 +137,8 @@ inline chunked_plan plan_chunked(const chunked_schedule& s) {
           event_bus bus(counter);
           meta_context ctx(bus, {.threads = s.options().threads});
           reduction acc;
-          run_step(ctx, s, s.phases()[ph], b, reductions, &acc, nullptr, [](float*) {}, nullptr);
+          run_step(
+              ctx, s, s.phases()[ph], b, reductions, &acc, nullptr, [](float*) {}, nullptr);
           it = memo.emplace(k, std::pair{counter.peak(), bus.events()}).first;
         }
         worker.peak = std::max(worker.peak, it->second.first);
@@ -161,7 +162,8 @@ inline void worker_events(const chunked_schedule& s, std::size_t w, event_sink_r
   for (const auto& ph : s.phases())
     s.for_each_block(w, [&](const block& b) {
       reduction acc;
-      run_step(ctx, s, ph, b, reductions, &acc, nullptr, [](float*) {}, nullptr);
+      run_step(
+          ctx, s, ph, b, reductions, &acc, nullptr, [](float*) {}, nullptr);
     });
 }
 
@@ -235,8 +237,9 @@ chunked_result run_chunked(const chunked_schedule& s, const block_source& input,
       guarded(w, [&] {
         s.for_each_block(w, [&](const block& b) {
           if (failed) return;
-          run_step(*workers[w]->ctx, s, ph, b, reductions, &acc, &reduce_lock,
-                   [&](float* dst) { input.read(b, dst); }, ph.reduces() ? nullptr : sink);
+          run_step(
+              *workers[w]->ctx, s, ph, b, reductions, &acc, &reduce_lock, [&](float* dst) { input.read(b, dst); },
+              ph.reduces() ? nullptr : sink);
           if (on_block && !ph.reduces()) {
             std::lock_guard lock(progress_lock);
             on_block(b);
@@ -260,8 +263,8 @@ chunked_result run_chunked(const chunked_schedule& s, const block_source& input,
 }
 
 /// run_chunked for `g` over `input` with options `o`.
-inline chunked_result run_chunked(const graph& g, const block_source& input, block_sink* sink,
-                                  const chunked_options& o, const std::vector<event_sink_ref>& worker_sinks = {},
+inline chunked_result run_chunked(const graph& g, const block_source& input, block_sink* sink, const chunked_options& o,
+                                  const std::vector<event_sink_ref>& worker_sinks = {},
                                   const std::function<void(const block&)>& on_block = {}) {
   return run_chunked(chunked_schedule(g, input.shape(), o), input, sink, worker_sinks, on_block);
 }

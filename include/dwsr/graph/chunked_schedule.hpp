@@ -25,9 +25,9 @@ namespace dwsr {
 
 /// How a chunked execution is laid out.
 struct chunked_options {
-  shape3 chunk{};             ///< block shape; zero extents mean "the whole cube along that axis"
-  std::size_t workers = 1;    ///< W
-  std::size_t threads = 1;    ///< T per worker
+  shape3 chunk{};           ///< block shape; zero extents mean "the whole cube along that axis"
+  std::size_t workers = 1;  ///< W
+  std::size_t threads = 1;  ///< T per worker
   std::uint64_t budget = std::numeric_limits<std::uint64_t>::max();  ///< bytes per worker
 };
 

@@ -20,8 +20,8 @@ namespace dwsr {
 
 /// What an execution or a plan measured from its events.
 struct memory_report {
-  std::uint64_t peak_bytes = 0;    ///< highest live requested bytes
-  std::uint64_t events = 0;        ///< allocs + frees
+  std::uint64_t peak_bytes = 0;  ///< highest live requested bytes
+  std::uint64_t events = 0;      ///< allocs + frees
   std::uint64_t input_bytes = 0;
   std::uint64_t output_bytes = 0;  ///< all outputs together
 };
@@ -54,13 +54,13 @@ inline std::uint64_t output_bytes(const configured_operator& op, shape3 shape) {
 
 /// The meta execution: peak and event count of `op` on `shape` with `threads`
 /// threads, without computing or touching memory. Events also go to `sink`.
-inline memory_report plan(const configured_operator& op, shape3 shape, std::size_t threads,
-                          event_sink_ref sink = {}) {
+inline memory_report plan(const configured_operator& op, shape3 shape, std::size_t threads, event_sink_ref sink = {}) {
   peak_counter counter;
   fan_out sinks{counter, sink};
   event_bus bus(sinks);
   meta_context ctx(bus, {.threads = threads});
-  execute(ctx, op, shape, [](float*) {}, [](std::span<const array_ref>) {});
+  execute(
+      ctx, op, shape, [](float*) {}, [](std::span<const array_ref>) {});
   return {counter.peak(), bus.events(), shape.voxels() * sizeof(float), output_bytes(op, shape)};
 }
 

@@ -23,11 +23,11 @@ inline constexpr std::string_view graph_input = "input";
 
 /// One node as the user describes it.
 struct node_spec {
-  std::string name;                              ///< unique within the graph
-  std::string op;                                ///< operator name in the graph's registry
-  param_overrides params;                        ///< parameter overrides (values, or text to parse)
-  std::vector<std::string> inputs = {"input"};   ///< "input", "node" or "node.suffix"
-  bool keep = false;                             ///< an output of the graph even if consumed
+  std::string name;                             ///< unique within the graph
+  std::string op;                               ///< operator name in the graph's registry
+  param_overrides params;                       ///< parameter overrides (values, or text to parse)
+  std::vector<std::string> inputs = {"input"};  ///< "input", "node" or "node.suffix"
+  bool keep = false;                            ///< an output of the graph even if consumed
 };
 
 /// A reference from a node to the cube it reads: the graph input or a node's output.
@@ -57,8 +57,8 @@ class graph {
   };
 
   /// Builder: adds a node of a registered operator (validated when the graph is built).
-  graph& add(std::string name, std::string op, std::vector<std::string> inputs = {"input"},
-             param_overrides params = {}, bool keep = false) {
+  graph& add(std::string name, std::string op, std::vector<std::string> inputs = {"input"}, param_overrides params = {},
+             bool keep = false) {
     specs_.push_back({std::move(name), std::move(op), std::move(params), std::move(inputs), keep});
     given_.emplace_back();
     built_ = false;
@@ -103,7 +103,8 @@ class graph {
     for (std::size_t i = 0; i < specs_.size(); ++i) {
       const auto& s = specs_[i];
       if (s.name.empty() || s.name == graph_input || s.name.find('.') != std::string::npos)
-        throw invalid_input("graph node name '" + s.name + "': expected a non-empty name other than 'input', without '.'");
+        throw invalid_input("graph node name '" + s.name +
+                            "': expected a non-empty name other than 'input', without '.'");
       if (!index.emplace(s.name, i).second) throw invalid_input("graph node '" + s.name + "' is defined twice");
     }
     // Configure operators (unknown operators and parameters fail here).
@@ -111,10 +112,14 @@ class graph {
     for (std::size_t i = 0; i < specs_.size(); ++i) {
       const auto& s = specs_[i];
       if (!given_[i] && !registry_)
-        throw invalid_input("graph node '" + s.name + "': operator '" + s.op +
-                            "' cannot be looked up in a graph built without a registry; construct it as graph(registry)");
-      node n{s, given_[i] ? given_[i] : std::shared_ptr<const configured_operator>(registry_->find(s.op).configure(s.params)),
-             {}, {}};
+        throw invalid_input(
+            "graph node '" + s.name + "': operator '" + s.op +
+            "' cannot be looked up in a graph built without a registry; construct it as graph(registry)");
+      node n{
+          s,
+          given_[i] ? given_[i] : std::shared_ptr<const configured_operator>(registry_->find(s.op).configure(s.params)),
+          {},
+          {}};
       n.outputs = n.op->outputs();
       if (s.inputs.size() != n.op->arity())
         throw invalid_input("graph node '" + s.name + "': operator '" + s.op + "' takes " +
@@ -237,8 +242,8 @@ class graph {
       if (output == outs.size()) {
         std::string known;
         for (const auto& o : outs) known += (known.empty() ? "" : ", ") + (o.suffix.empty() ? "(main)" : o.suffix);
-        throw invalid_input("graph node '" + consumer + "' reads '" + text + "': node '" + name +
-                            "' has no output '" + suffix + "'; its outputs are: " + known);
+        throw invalid_input("graph node '" + consumer + "' reads '" + text + "': node '" + name + "' has no output '" +
+                            suffix + "'; its outputs are: " + known);
       }
     }
     if (outs[output].type != dtype::float32)

@@ -36,9 +36,12 @@ inline graph graph_from_json(const nlohmann::json& doc, const registry& operator
     if (!n.is_object()) return fail(at + " is not an object");
     node_spec s;
     for (const auto& [key, value] : n.items()) {
-      if (key == "name" && value.is_string()) s.name = value;
-      else if (key == "op" && value.is_string()) s.op = value;
-      else if (key == "keep" && value.is_boolean()) s.keep = value;
+      if (key == "name" && value.is_string())
+        s.name = value;
+      else if (key == "op" && value.is_string())
+        s.op = value;
+      else if (key == "keep" && value.is_boolean())
+        s.keep = value;
       else if (key == "inputs" && value.is_array()) {
         s.inputs.clear();
         for (const auto& i : value) {
@@ -47,12 +50,15 @@ inline graph graph_from_json(const nlohmann::json& doc, const registry& operator
         }
       } else if (key == "params" && value.is_object()) {
         for (const auto& [p, v] : value.items()) {
-          if (v.is_string()) s.params[p] = v.get<std::string>();
-          else if (v.is_number()) s.params[p] = v.get<double>();
+          if (v.is_string())
+            s.params[p] = v.get<std::string>();
+          else if (v.is_number())
+            s.params[p] = v.get<double>();
           else if (v.is_array()) {
             std::vector<double> xs;
             for (const auto& x : v) {
-              if (!x.is_number()) return fail(at + ": parameter \"" + p + "\" must be a number, a word or a list of numbers");
+              if (!x.is_number())
+                return fail(at + ": parameter \"" + p + "\" must be a number, a word or a list of numbers");
               xs.push_back(x.get<double>());
             }
             s.params[p] = std::move(xs);

@@ -22,10 +22,10 @@ namespace dwsr {
 
 /// What measure_chunked found.
 struct chunked_measurement {
-  chunked_plan planned;                    ///< requested bytes per worker (exact)
+  chunked_plan planned;                      ///< requested bytes per worker (exact)
   std::vector<std::uint64_t> planned_pages;  ///< per worker: peak bytes held under the host_pages model
-  chunked_result measured;                 ///< from the run's events
-  std::uint64_t rss_increase = 0;          ///< the process's peak RSS above its RSS when the run started
+  chunked_result measured;                   ///< from the run's events
+  std::uint64_t rss_increase = 0;            ///< the process's peak RSS above its RSS when the run started
 
   /// Sum over the workers of their host_pages peaks: what the process holds
   /// when every worker is at its peak at once (workers running blocks of one
@@ -59,14 +59,15 @@ inline std::vector<std::uint64_t> plan_pages(const chunked_schedule& s) {
 inline void warm_up(const chunked_schedule& s) {
   const auto cube = s.blocks().cube();
   const auto whole = s.graph().whole_axes();
-  const std::uint64_t inlines = whole[0] ? std::min<std::uint64_t>(cube.inlines, 2)
-                                         : std::min<std::uint64_t>(cube.inlines, s.workers());
+  const std::uint64_t inlines =
+      whole[0] ? std::min<std::uint64_t>(cube.inlines, 2) : std::min<std::uint64_t>(cube.inlines, s.workers());
   const shape3 tiny{inlines, std::min<std::uint64_t>(cube.crosslines, 2), cube.samples};
   const shape3 chunk{whole[0] ? tiny.inlines : 1, tiny.crosslines, tiny.samples};
   const std::vector<float> zeros(tiny.voxels(), 0.0f);
   const memory_block_source input(cube_view<const float>(zeros.data(), tiny));
-  run_chunked(chunked_schedule(s.graph(), tiny, {.chunk = chunk, .workers = s.workers(), .threads = s.options().threads}),
-              input, nullptr);
+  run_chunked(
+      chunked_schedule(s.graph(), tiny, {.chunk = chunk, .workers = s.workers(), .threads = s.options().threads}),
+      input, nullptr);
 }
 
 /// Plans, warms up, then runs `s` on `input` with the RSS probe listening to

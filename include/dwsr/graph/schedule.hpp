@@ -63,7 +63,9 @@ void run_graph_block(Ctx& ctx, const graph& g, cube_view<const float> input, con
   std::vector<std::vector<std::byte*>> data(ns.size());
   const auto shape = input.shape();
   auto view_of = [&](const cube_ref& r) {
-    return r.node == cube_ref::input ? input : cube_view<const float>(reinterpret_cast<const float*>(data[r.node][r.output]), shape);
+    return r.node == cube_ref::input
+               ? input
+               : cube_view<const float>(reinterpret_cast<const float*>(data[r.node][r.output]), shape);
   };
   for (std::size_t k = 0; k < end; ++k) {
     if (!needed[k]) continue;

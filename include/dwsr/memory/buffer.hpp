@@ -20,8 +20,10 @@ class buffer {
   buffer(Ctx& ctx, T* data, std::uint64_t count, const event& allocated) noexcept
       : ctx_(&ctx), data_(data), count_(count), event_(allocated) {}
   buffer(buffer&& o) noexcept
-      : ctx_(std::exchange(o.ctx_, nullptr)), data_(std::exchange(o.data_, nullptr)),
-        count_(std::exchange(o.count_, 0)), event_(o.event_) {}
+      : ctx_(std::exchange(o.ctx_, nullptr)),
+        data_(std::exchange(o.data_, nullptr)),
+        count_(std::exchange(o.count_, 0)),
+        event_(o.event_) {}
   buffer& operator=(buffer&& o) noexcept {
     if (this != &o) {
       reset();

@@ -24,7 +24,7 @@ using node_id = std::uint32_t;
 
 /// One allocation or free, as requested by dwsr code (before any allocator model).
 struct event {
-  std::uint64_t seq = 0;     ///< position in the stream, from 0, gap-free
+  std::uint64_t seq = 0;  ///< position in the stream, from 0, gap-free
   action act = action::alloc;
   device dev = device::host;
   buffer_role role = buffer_role::temporary;
@@ -39,10 +39,14 @@ constexpr std::string_view name_of(action a) noexcept { return a == action::allo
 constexpr std::string_view name_of(device d) noexcept { return d == device::host ? "host" : "cuda"; }
 constexpr std::string_view name_of(buffer_role r) noexcept {
   switch (r) {
-    case buffer_role::input: return "input";
-    case buffer_role::output: return "output";
-    case buffer_role::temporary: return "temporary";
-    case buffer_role::workspace: return "workspace";
+    case buffer_role::input:
+      return "input";
+    case buffer_role::output:
+      return "output";
+    case buffer_role::temporary:
+      return "temporary";
+    case buffer_role::workspace:
+      return "workspace";
   }
   return "?";
 }

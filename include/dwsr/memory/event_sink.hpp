@@ -19,8 +19,8 @@ class event_sink_ref {
  public:
   event_sink_ref() = default;
   template <EventSink S>
-    requires(!std::same_as<S, event_sink_ref>)
-  event_sink_ref(S& sink) noexcept  // NOLINT: implicit on purpose, like std::function_ref
+  requires(!std::same_as<S, event_sink_ref>) event_sink_ref(S& sink)
+  noexcept  // NOLINT: implicit on purpose, like std::function_ref
       : object_(&sink), call_([](void* o, const event& e) { static_cast<S*>(o)->on_event(e); }) {}
 
   void on_event(const event& e) const {

@@ -70,8 +70,7 @@ void run_operator(const Op& op, Ctx& c, std::span<const cube_view<const float>> 
 /// copy of the interior (allocated through the context) unless the interior is
 /// the whole block. A no-op for operators without a reduction.
 template <Operator Op, ExecutionContext Ctx>
-void reduce_operator(const Op& op, Ctx& c, cube_view<const float> in, const box3& w, std::size_t pass,
-                     reduction& acc) {
+void reduce_operator(const Op& op, Ctx& c, cube_view<const float> in, const box3& w, std::size_t pass, reduction& acc) {
   if constexpr (WindowedReducingOperator<Op>) {
     op.reduce(c, in, w, pass, acc);
   } else if constexpr (ReducingOperator<Op>) {
@@ -115,8 +114,10 @@ struct entry_table<context_list<Contexts...>> : context_entry<Contexts>... {
   /// The entry of context Ctx, or null when the list does not hold it.
   template <class Ctx>
   const context_entry<Ctx>* find() const noexcept {
-    if constexpr (context_list<Contexts...>::template contains<Ctx>) return this;
-    else return nullptr;
+    if constexpr (context_list<Contexts...>::template contains<Ctx>)
+      return this;
+    else
+      return nullptr;
   }
 };
 
@@ -180,7 +181,8 @@ class configured_operator {
     const auto* e = static_cast<const detail::context_entry<Ctx>*>(entry_of(typeid(Ctx)));
     if (!e)
       throw error("operator '" + std::string(name()) + "' was not compiled for execution context '" +
-                  typeid(Ctx).name() + "'; register it with make_configured<Op, context_list<...>> naming that context");
+                  typeid(Ctx).name() +
+                  "'; register it with make_configured<Op, context_list<...>> naming that context");
     return *e;
   }
 };
@@ -198,8 +200,10 @@ class operator_model<Op, context_list<Contexts...>> final : public configured_op
   dwsr::halo halo() const override { return op_.halo(); }
   std::vector<output_spec> outputs() const override { return op_.outputs(); }
   std::size_t reduction_passes() const override {
-    if constexpr (ReducingOperator<Op>) return op_.reduction_passes();
-    else return 0;
+    if constexpr (ReducingOperator<Op>)
+      return op_.reduction_passes();
+    else
+      return 0;
   }
   std::size_t arity() const override { return arity_of<Op>(); }
 

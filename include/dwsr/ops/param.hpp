@@ -4,13 +4,13 @@
 
 #include <algorithm>
 #include <charconv>
-#include <initializer_list>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
-#include <utility>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -35,8 +35,8 @@ struct param_spec {
   param_kind kind = param_kind::real;
   param_value default_value = 0.0;
   std::string doc;
-  std::size_t count = 0;              ///< list length for `reals` (0: any length >= 1)
-  std::vector<std::string> choices;   ///< allowed words for `text`
+  std::size_t count = 0;             ///< list length for `reals` (0: any length >= 1)
+  std::vector<std::string> choices;  ///< allowed words for `text`
 };
 
 /// A parameter's value as text, the notation `--param` accepts.
@@ -125,7 +125,8 @@ class param_values {
         const auto list = x ? std::vector<double>{*x} : xs ? *xs : std::vector<double>{};
         const bool finite = std::all_of(list.begin(), list.end(), [](double v) { return std::isfinite(v); });
         if (list.empty() || !finite || (spec.count && list.size() != spec.count))
-          return fail(spec.count ? "a list of " + std::to_string(spec.count) + " numbers" : std::string("a list of numbers"));
+          return fail(spec.count ? "a list of " + std::to_string(spec.count) + " numbers"
+                                 : std::string("a list of numbers"));
         return list;
       }
       case param_kind::text:
@@ -161,8 +162,10 @@ class param_values {
         while (true) {
           const auto comma = rest.find(',');
           double x;
-          if (!number(rest.substr(0, comma), x)) xs.clear(), rest = {};
-          else xs.push_back(x);
+          if (!number(rest.substr(0, comma), x))
+            xs.clear(), rest = {};
+          else
+            xs.push_back(x);
           if (comma == std::string_view::npos || rest.empty()) break;
           rest.remove_prefix(comma + 1);
         }

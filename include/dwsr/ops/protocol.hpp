@@ -18,7 +18,7 @@ namespace dwsr {
 /// Built by name: `halo{.radius = {1, 1, 0}, .whole_traces = true}`.
 struct halo {
   std::array<std::uint64_t, 3> radius{};  ///< samples per side along (inline, crossline, time)
-  bool whole_traces = false;               ///< reads whole traces (FFT, unwrap): time may not be split
+  bool whole_traces = false;              ///< reads whole traces (FFT, unwrap): time may not be split
   /// Inline / crossline may not be split either: the operator wraps around the
   /// cube's faces (periodic borders, as the reference's LBP), so a block cut
   /// there would see the wrong neighbours.

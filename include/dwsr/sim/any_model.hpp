@@ -23,8 +23,8 @@
 #include "dwsr/sim/allocator_model.hpp"
 #include "dwsr/sim/cupy_pool.hpp"
 #include "dwsr/sim/exact.hpp"
-#include "dwsr/sim/host_pages.hpp"
 #include "dwsr/sim/host_malloc.hpp"
+#include "dwsr/sim/host_pages.hpp"
 #include "dwsr/sim/rmm_pool.hpp"
 #include "dwsr/sim/torch_cuda_caching.hpp"
 

@@ -18,8 +18,8 @@ namespace dwsr::sim {
 
 /// What a trace file held besides its events.
 struct trace_file {
-  std::string format;                ///< "csv" or "torch_snapshot"
-  std::uint64_t events = 0;          ///< events handed to the sink
+  std::string format;                   ///< "csv" or "torch_snapshot"
+  std::uint64_t events = 0;             ///< events handed to the sink
   std::optional<torch_trace> snapshot;  ///< the snapshot's own records (its events moved out)
 };
 
