@@ -42,84 +42,64 @@ static_assert(MultiInputOperator<operators::sweetness_from>);
 static_assert(!MultiInputOperator<operators::envelope>);
 static_assert(arity_of<operators::sweetness_from>() == 2 && arity_of<operators::envelope>() == 1);
 
-/// A complete operator, then copies that each lack one part of the protocol.
-struct complete {
-  static constexpr std::string_view name = "complete", family = "test", summary = "copies its input";
+// The parts of the operator protocol, put together below with one part left out at a time.
+struct named {
+  static constexpr std::string_view name = "complete", family = "test";
+};
+struct summarised {
+  static constexpr std::string_view summary = "copies its input";
+};
+struct parametrised {
   static std::vector<param_spec> params() { return {}; }
-  explicit complete(const param_values&) {}
+};
+struct shaped {
   dwsr::halo halo() const { return {}; }
   std::vector<output_spec> outputs() const { return {{"", dtype::float32}}; }
+};
+struct runnable {
   template <ExecutionContext Ctx>
   void run(Ctx&, cube_view<const float>, std::span<const array_ref>) const {}
 };
+/// An operator of the given parts, constructible from parameter values.
+template <class... Parts>
+struct assembled : Parts... {
+  explicit assembled(const param_values&) {}
+};
+/// The same parts without that constructor.
+template <class... Parts>
+struct unconstructible : Parts... {};
+
+using complete = assembled<named, summarised, parametrised, shaped, runnable>;
 static_assert(Operator<complete>);
-
-struct without_summary {
-  static constexpr std::string_view name = "x", family = "test";
-  static std::vector<param_spec> params() { return {}; }
-  explicit without_summary(const param_values&) {}
-  dwsr::halo halo() const { return {}; }
-  std::vector<output_spec> outputs() const { return {}; }
-  template <ExecutionContext Ctx>
-  void run(Ctx&, cube_view<const float>, std::span<const array_ref>) const {}
-};
-static_assert(!Operator<without_summary>);
-
-struct without_params {
-  static constexpr std::string_view name = "x", family = "test", summary = "";
-  explicit without_params(const param_values&) {}
-  dwsr::halo halo() const { return {}; }
-  std::vector<output_spec> outputs() const { return {}; }
-  template <ExecutionContext Ctx>
-  void run(Ctx&, cube_view<const float>, std::span<const array_ref>) const {}
-};
-static_assert(!Operator<without_params>);
-
-struct without_constructor {
-  static constexpr std::string_view name = "x", family = "test", summary = "";
-  static std::vector<param_spec> params() { return {}; }
-  dwsr::halo halo() const { return {}; }
-  std::vector<output_spec> outputs() const { return {}; }
-  template <ExecutionContext Ctx>
-  void run(Ctx&, cube_view<const float>, std::span<const array_ref>) const {}
-};
-static_assert(!Operator<without_constructor>);
-
-struct without_run {
-  static constexpr std::string_view name = "x", family = "test", summary = "";
-  static std::vector<param_spec> params() { return {}; }
-  explicit without_run(const param_values&) {}
-  dwsr::halo halo() const { return {}; }
-  std::vector<output_spec> outputs() const { return {}; }
-};
-static_assert(!Operator<without_run>);
+static_assert(!Operator<assembled<named, parametrised, shaped, runnable>>);  // no summary
+static_assert(!Operator<assembled<named, summarised, shaped, runnable>>);    // no params()
+static_assert(!Operator<unconstructible<named, summarised, parametrised, shaped, runnable>>);
+static_assert(!Operator<assembled<named, summarised, parametrised, shaped>>);     // no run()
+static_assert(!Operator<assembled<summarised, parametrised, shaped, runnable>>);  // no name
 static_assert(!Operator<int>);
 
 /// A run() that only the host context can execute is not an operator: the plan needs it too.
-struct host_only {
-  static constexpr std::string_view name = "x", family = "test", summary = "";
-  static std::vector<param_spec> params() { return {}; }
-  explicit host_only(const param_values&) {}
-  dwsr::halo halo() const { return {}; }
-  std::vector<output_spec> outputs() const { return {}; }
+struct host_only_run {
   void run(host_context&, cube_view<const float>, std::span<const array_ref>) const {}
 };
-static_assert(!Operator<host_only>);
+static_assert(!Operator<assembled<named, summarised, parametrised, shaped, host_only_run>>);
 
 /// A reduce() without the passes it needs is not a reducing operator.
 struct reduce_without_passes : complete {
+  using complete::complete;
   template <ExecutionContext Ctx>
   void reduce(Ctx&, cube_view<const float>, std::size_t, reduction&) const {}
 };
-static_assert(!ReducingOperator<reduce_without_passes>);
+static_assert(Operator<reduce_without_passes> && !ReducingOperator<reduce_without_passes>);
 
 /// Several inputs without saying how many is not a multi-input operator.
 struct inputs_without_arity : complete {
+  using complete::complete;
   using complete::run;
   template <ExecutionContext Ctx>
   void run(Ctx&, std::span<const cube_view<const float>>, std::span<const array_ref>) const {}
 };
-static_assert(!MultiInputOperator<inputs_without_arity>);
+static_assert(Operator<inputs_without_arity> && !MultiInputOperator<inputs_without_arity>);
 
 // ---- EventSink
 static_assert(EventSink<recorder>);

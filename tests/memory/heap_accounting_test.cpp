@@ -165,14 +165,10 @@ void write_input(input_kind kind, shape3 shape, const std::vector<float>& cube, 
 std::unique_ptr<block_source> open_input(input_kind kind, shape3 shape, const std::vector<float>& cube,
                                          const std::filesystem::path& dir) {
   switch (kind) {
-    case input_kind::npy:
-      return open_blocks((dir / "in.npy").string());
-    case input_kind::segy:
-      return open_blocks((dir / "in.sgy").string());
-    case input_kind::synthetic:
-      return open_blocks("synthetic:" + to_string(shape) + ":5");
-    case input_kind::memory:
-      break;
+    case input_kind::npy: return open_blocks((dir / "in.npy").string());
+    case input_kind::segy: return open_blocks((dir / "in.sgy").string());
+    case input_kind::synthetic: return open_blocks("synthetic:" + to_string(shape) + ":5");
+    case input_kind::memory: break;
   }
   return std::make_unique<memory_block_source>(cube_view<const float>(cube.data(), shape));
 }

@@ -17,12 +17,9 @@ constexpr std::uint64_t size_of(dtype t) noexcept { return t == dtype::float32 ?
 /// NumPy's name of the type ("float32", ...).
 constexpr std::string_view name_of(dtype t) noexcept {
   switch (t) {
-    case dtype::float32:
-      return "float32";
-    case dtype::complex64:
-      return "complex64";
-    case dtype::int64:
-      return "int64";
+    case dtype::float32: return "float32";
+    case dtype::complex64: return "complex64";
+    case dtype::int64: return "int64";
   }
   return "?";
 }

@@ -12,8 +12,8 @@ namespace dwsr {
 /// Plans an operator: emits exactly the events of host_context, computes nothing.
 class meta_context : public context_base {
  public:
-  static constexpr bool computes = false;
-  static constexpr device memory_device = device::host;
+  static constexpr bool computes = false;                ///< operators skip their compute
+  static constexpr device memory_device = device::host;  ///< events name the device host_context uses
 
   explicit meta_context(event_bus& bus, context_options options = {}) : context_base(bus, std::move(options)) {}
 

@@ -38,9 +38,9 @@ namespace dwsr {
 
 /// One worker's figures: predicted (plan) or measured (run, from its events).
 struct worker_memory {
-  std::uint64_t peak = 0;
-  std::uint64_t blocks = 0;
-  std::uint64_t events = 0;
+  std::uint64_t peak = 0;    ///< highest live requested bytes
+  std::uint64_t blocks = 0;  ///< blocks the worker runs
+  std::uint64_t events = 0;  ///< allocs + frees over all its blocks and phases
 };
 
 /// The prediction for a chunked execution.

@@ -49,12 +49,9 @@ struct npy_header {
   /// Throws invalid_input for 0 or more than 3 dimensions.
   shape3 cube_shape() const {
     switch (dims.size()) {
-      case 1:
-        return {1, 1, dims[0]};
-      case 2:
-        return {1, dims[0], dims[1]};
-      case 3:
-        return {dims[0], dims[1], dims[2]};
+      case 1: return {1, 1, dims[0]};
+      case 2: return {1, dims[0], dims[1]};
+      case 3: return {dims[0], dims[1], dims[2]};
       default:
         throw invalid_input("an array of " + std::to_string(dims.size()) +
                             " dimensions is not a cube; expected 1, 2 or 3 dimensions (inline, crossline, time)");
@@ -66,15 +63,8 @@ namespace detail {
 
 /// NumPy's descr of a dtype.
 constexpr std::string_view npy_descr(dtype t) noexcept {
-  switch (t) {
-    case dtype::float32:
-      return "<f4";
-    case dtype::complex64:
-      return "<c8";
-    case dtype::int64:
-      return "<i8";
-  }
-  return "?";
+  constexpr std::string_view descr[] = {"<f4", "<c8", "<i8"};  // in the order of dtype's values
+  return descr[static_cast<std::size_t>(t)];
 }
 
 inline constexpr std::string_view npy_magic{"\x93NUMPY", 6};

@@ -68,20 +68,13 @@ using unique_segy = std::unique_ptr<segy_file, segy_closer>;
 /// segyio's error codes in words.
 inline std::string segy_error_text(int code) {
   switch (code) {
-    case SEGY_FOPEN_ERROR:
-      return "cannot open the file";
-    case SEGY_FSEEK_ERROR:
-      return "seek failed";
-    case SEGY_FREAD_ERROR:
-      return "read failed (the file is shorter than its headers say)";
-    case SEGY_FWRITE_ERROR:
-      return "write failed (disk full?)";
-    case SEGY_TRACE_SIZE_MISMATCH:
-      return "trace size mismatch";
-    case SEGY_INVALID_ARGS:
-      return "invalid arguments";
-    default:
-      return "segyio error " + std::to_string(code);
+    case SEGY_FOPEN_ERROR: return "cannot open the file";
+    case SEGY_FSEEK_ERROR: return "seek failed";
+    case SEGY_FREAD_ERROR: return "read failed (the file is shorter than its headers say)";
+    case SEGY_FWRITE_ERROR: return "write failed (disk full?)";
+    case SEGY_TRACE_SIZE_MISMATCH: return "trace size mismatch";
+    case SEGY_INVALID_ARGS: return "invalid arguments";
+    default: return "segyio error " + std::to_string(code);
   }
 }
 
@@ -92,22 +85,14 @@ inline void segy_check(int code, const std::filesystem::path& path, const char* 
 
 inline std::string segy_format_name(int code) {
   switch (code) {
-    case 1:
-      return "1 (4-byte IBM float)";
-    case 2:
-      return "2 (4-byte integer)";
-    case 3:
-      return "3 (2-byte integer)";
-    case 4:
-      return "4 (fixed point with gain)";
-    case 5:
-      return "5 (4-byte IEEE float)";
-    case 6:
-      return "6 (8-byte IEEE float)";
-    case 8:
-      return "8 (1-byte integer)";
-    default:
-      return std::to_string(code);
+    case 1: return "1 (4-byte IBM float)";
+    case 2: return "2 (4-byte integer)";
+    case 3: return "3 (2-byte integer)";
+    case 4: return "4 (fixed point with gain)";
+    case 5: return "5 (4-byte IEEE float)";
+    case 6: return "6 (8-byte IEEE float)";
+    case 8: return "8 (1-byte integer)";
+    default: return std::to_string(code);
   }
 }
 

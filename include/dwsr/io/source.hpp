@@ -65,6 +65,16 @@ class cube_source {
         throw invalid_input("window [" + text(lo) + ", " + text(hi) + ") of the " + describe() +
                             " cube: expected lo <= hi <= " + text(s.as_array()) + " on every axis");
   }
+  /// Checks the window, then calls part(i, x, t0, n, dst) for each of its
+  /// traces in C order, with dst advancing n samples a trace.
+  template <class Part>
+  void for_each_window_trace(const std::array<std::uint64_t, 3>& lo, const std::array<std::uint64_t, 3>& hi, float* dst,
+                             Part&& part) const {
+    check_window(lo, hi);
+    const auto n = hi[2] - lo[2];
+    for (auto i = lo[0]; i < hi[0]; ++i)
+      for (auto x = lo[1]; x < hi[1]; ++x, dst += n) part(i, x, lo[2], n, dst);
+  }
 };
 
 /// A float32 .npy file.
@@ -89,14 +99,10 @@ class npy_source final : public cube_source {
   /// Positioned reads of the window's time runs (one per trace), never the whole cube; no scratch memory.
   void read_window(const std::array<std::uint64_t, 3>& lo, const std::array<std::uint64_t, 3>& hi,
                    float* dst) const override {
-    check_window(lo, hi);
-    const auto n = hi[2] - lo[2];
-    for (auto i = lo[0]; i < hi[0]; ++i)
-      for (auto x = lo[1]; x < hi[1]; ++x, dst += n) {
-        const auto offset =
-            header_.data_offset + ((i * shape_.crosslines + x) * shape_.samples + lo[2]) * sizeof(float);
-        file_.read(offset, dst, n * sizeof(float), ".npy data");
-      }
+    for_each_window_trace(lo, hi, dst, [&](auto i, auto x, auto t0, auto n, float* trace) {
+      const auto offset = header_.data_offset + ((i * shape_.crosslines + x) * shape_.samples + t0) * sizeof(float);
+      file_.read(offset, trace, n * sizeof(float), ".npy data");
+    });
   }
   /// The file.
   const std::filesystem::path& path() const noexcept { return path_; }
@@ -136,10 +142,9 @@ class segy_source final : public cube_source {
   /// place in dst), never the whole cube; no scratch memory.
   void read_window(const std::array<std::uint64_t, 3>& lo, const std::array<std::uint64_t, 3>& hi,
                    float* dst) const override {
-    check_window(lo, hi);
-    const auto n = hi[2] - lo[2];
-    for (auto i = lo[0]; i < hi[0]; ++i)
-      for (auto x = lo[1]; x < hi[1]; ++x, dst += n) read_segy_samples(file_, header_, file_trace(i, x), lo[2], n, dst);
+    for_each_window_trace(lo, hi, dst, [&](auto i, auto x, auto t0, auto n, float* trace) {
+      read_segy_samples(file_, header_, file_trace(i, x), t0, n, trace);
+    });
   }
   std::optional<double> sample_interval_ms() const override {
     if (!header_.sample_interval_in_file) return std::nullopt;
@@ -153,12 +158,9 @@ class segy_source final : public cube_source {
   std::uint64_t file_trace(std::uint64_t i, std::uint64_t x) const noexcept {
     const auto& s = header_.shape;
     switch (header_.sorting) {
-      case segy_sorting::inline_sorted:
-        return i * s.crosslines + x;
-      case segy_sorting::crossline_sorted:
-        return x * s.inlines + i;
-      case segy_sorting::unsorted:
-        break;
+      case segy_sorting::inline_sorted: return i * s.crosslines + x;
+      case segy_sorting::crossline_sorted: return x * s.inlines + i;
+      case segy_sorting::unsorted: break;
     }
     return file_trace_[i * s.crosslines + x];
   }
@@ -181,12 +183,10 @@ class synthetic_source final : public cube_source {
   /// (streamed, on the first call); no scratch memory.
   void read_window(const std::array<std::uint64_t, 3>& lo, const std::array<std::uint64_t, 3>& hi,
                    float* dst) const override {
-    check_window(lo, hi);
-    const auto n = hi[2] - lo[2];
     const double noise = noise_std();
-    for (auto i = lo[0]; i < hi[0]; ++i)
-      for (auto x = lo[1]; x < hi[1]; ++x, dst += n)
-        synthetic_trace(seed_, shape_.samples, noise, i * shape_.crosslines + x, lo[2], std::span<float>(dst, n));
+    for_each_window_trace(lo, hi, dst, [&](auto i, auto x, auto t0, auto n, float* trace) {
+      synthetic_trace(seed_, shape_.samples, noise, i * shape_.crosslines + x, t0, std::span<float>(trace, n));
+    });
   }
   std::optional<double> sample_interval_ms() const override { return synthetic_recipe::sample_interval_s * 1000; }
   /// The seed.

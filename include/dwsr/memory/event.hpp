@@ -39,14 +39,10 @@ constexpr std::string_view name_of(action a) noexcept { return a == action::allo
 constexpr std::string_view name_of(device d) noexcept { return d == device::host ? "host" : "cuda"; }
 constexpr std::string_view name_of(buffer_role r) noexcept {
   switch (r) {
-    case buffer_role::input:
-      return "input";
-    case buffer_role::output:
-      return "output";
-    case buffer_role::temporary:
-      return "temporary";
-    case buffer_role::workspace:
-      return "workspace";
+    case buffer_role::input: return "input";
+    case buffer_role::output: return "output";
+    case buffer_role::temporary: return "temporary";
+    case buffer_role::workspace: return "workspace";
   }
   return "?";
 }

@@ -117,10 +117,8 @@ class param_values {
     const auto* x = std::get_if<double>(&value);
     const auto* xs = std::get_if<std::vector<double>>(&value);
     switch (spec.kind) {
-      case param_kind::real:
-        return x && std::isfinite(*x) ? value : fail("a number");
-      case param_kind::integer:
-        return x && std::isfinite(*x) && *x == std::floor(*x) ? value : fail("a whole number");
+      case param_kind::real: return x && std::isfinite(*x) ? value : fail("a number");
+      case param_kind::integer: return x && std::isfinite(*x) && *x == std::floor(*x) ? value : fail("a whole number");
       case param_kind::reals: {
         const auto list = x ? std::vector<double>{*x} : xs ? *xs : std::vector<double>{};
         const bool finite = std::all_of(list.begin(), list.end(), [](double v) { return std::isfinite(v); });

@@ -20,12 +20,9 @@ enum class segy_sorting : std::uint8_t {
 /// "inline-sorted", ...
 constexpr const char* name_of(segy_sorting s) noexcept {
   switch (s) {
-    case segy_sorting::inline_sorted:
-      return "inline-sorted";
-    case segy_sorting::crossline_sorted:
-      return "crossline-sorted";
-    case segy_sorting::unsorted:
-      return "unsorted";
+    case segy_sorting::inline_sorted: return "inline-sorted";
+    case segy_sorting::crossline_sorted: return "crossline-sorted";
+    case segy_sorting::unsorted: return "unsorted";
   }
   return "?";
 }
