@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench_graphs.hpp"
 #include "dwsr/graph/advisor.hpp"
 #include "dwsr/operators/catalogue.hpp"
 
@@ -32,16 +33,6 @@ std::string percent(double fraction) {
   return text;
 }
 
-/// envelope -> sweetness_from <- instantaneous_frequency.
-graph sweetness_graph() {
-  graph g(operators::catalogue());
-  g.add("env", "envelope");
-  g.add("freq", "instantaneous_frequency");
-  g.add("sweet", "sweetness_from", {"env", "freq"});
-  g.build();
-  return g;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -50,7 +41,7 @@ int main(int argc, char** argv) try {
   const std::vector<std::pair<std::string, graph>> rows{
       {"envelope", graph::single(operators::catalogue(), "envelope")},
       {"gst_3d_dip", graph::single(operators::catalogue(), "gst_3d_dip")},
-      {"envelope + instantaneous_frequency -> sweetness_from", sweetness_graph()},
+      {"envelope + instantaneous_frequency -> sweetness_from", bench::sweetness_graph()},
   };
   std::printf("Cube %s float32 (%s), %zu workers x %zu threads, %s per worker, allocator model %s.\n\n",
               to_string(f3).c_str(), gib(f3.voxels() * sizeof(float)).c_str(), o.workers, o.threads,

@@ -30,10 +30,11 @@
 #include <malloc.h>
 #endif
 
+#include "bench_graphs.hpp"
 #include "dwsr/graph/advisor.hpp"
-#include "dwsr/operators/catalogue.hpp"
 #include "dwsr/graph/chunked.hpp"
 #include "dwsr/io/synthetic.hpp"
+#include "dwsr/operators/catalogue.hpp"
 
 using namespace dwsr;
 
@@ -53,11 +54,7 @@ constexpr std::size_t large_threads = 2;
 /// windowed smoothing and a windowed derivative attribute of the smoothed cube.
 graph five_node_graph() {
   graph g(operators::catalogue());
-  g.add("env", "envelope");
-  g.add("freq", "instantaneous_frequency");
-  g.add("sweet", "sweetness_from", {"env", "freq"});
-  g.add("smooth", "gaussian", {"sweet"});
-  g.add("rac", "relative_amplitude_change", {"smooth"});
+  bench::add_sweetness(g).add("smooth", "gaussian", {"sweet"}).add("rac", "relative_amplitude_change", {"smooth"});
   g.build();
   return g;
 }
@@ -113,31 +110,15 @@ const std::vector<float>& small_input() {
   return cube;
 }
 
-/// envelope -> sweetness_from <- instantaneous_frequency.
-graph sweetness_graph() {
-  graph g(operators::catalogue());
-  g.add("env", "envelope");
-  g.add("freq", "instantaneous_frequency");
-  g.add("sweet", "sweetness_from", {"env", "freq"});
-  g.build();
-  return g;
-}
-
 void BM_chunked(benchmark::State& state, const std::function<graph()>& make) {
   const auto g = make();
   const auto edge = static_cast<std::uint64_t>(state.range(0));
   const chunked_options whole{.workers = 1, .threads = 1};
   const chunked_options chunked{.chunk = {edge, edge, small_cube.samples}, .workers = 1, .threads = 1};
 
-  std::vector<std::vector<std::byte>> storage;
-  std::vector<array_ref> refs;
-  for (const auto& r : g.outputs()) {
-    const auto type = g.nodes()[r.node].outputs[r.output].type;
-    storage.emplace_back(small_cube.voxels() * size_of(type));
-    refs.push_back({type, storage.back().data(), small_cube});
-  }
+  bench::output_cubes outputs(g, small_cube);
   const memory_block_source source(cube_view<const float>(small_input().data(), small_cube));
-  memory_block_sink sink(refs);
+  memory_block_sink sink(outputs.refs);
 
   const auto predicted = plan_chunked(g, small_cube, chunked);
   const auto predicted_whole = plan_chunked(g, small_cube, whole);
@@ -155,7 +136,7 @@ void BM_chunked(benchmark::State& state, const std::function<graph()>& make) {
     chunked_seconds += s;
     whole_seconds += std::chrono::duration<double>(t1 - t0).count();
     measured = r.workers.front().peak;
-    benchmark::DoNotOptimize(storage.front().data());
+    benchmark::DoNotOptimize(outputs.bytes.front().data());
     benchmark::ClobberMemory();
   }
   if (measured != predicted.peak()) {
@@ -181,9 +162,13 @@ void chunk_edges(benchmark::internal::Benchmark* b) {
   b->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
-BENCHMARK_CAPTURE(BM_chunked, envelope, [] { return graph::single(operators::catalogue(), "envelope"); })->Apply(chunk_edges);
-BENCHMARK_CAPTURE(BM_chunked, gaussian, [] { return graph::single(operators::catalogue(), "gaussian"); })->Apply(chunk_edges);
-BENCHMARK_CAPTURE(BM_chunked, sweetness_graph, sweetness_graph)->Apply(chunk_edges);
+BENCHMARK_CAPTURE(BM_chunked, envelope, [] {
+  return graph::single(operators::catalogue(), "envelope");
+})->Apply(chunk_edges);
+BENCHMARK_CAPTURE(BM_chunked, gaussian, [] {
+  return graph::single(operators::catalogue(), "gaussian");
+})->Apply(chunk_edges);
+BENCHMARK_CAPTURE(BM_chunked, sweetness_graph, bench::sweetness_graph)->Apply(chunk_edges);
 
 }  // namespace
 

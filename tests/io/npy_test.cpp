@@ -7,17 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "io/temp_dir.hpp"
+#include "io/io_test_support.hpp"
 
 using Catch::Matchers::Contains;
-using dwsr::dtype;
-using dwsr::shape3;
-using dwsr::io::load_npy;
-using dwsr::io::read_npy_header;
-using dwsr::io::write_npy;
-using dwsr::test::read_raw;
-using dwsr::test::temp_dir;
-using dwsr::test::write_raw;
+using namespace dwsr;
+using namespace dwsr::io;
+using namespace dwsr::test;
 
 namespace {
 
@@ -42,17 +37,6 @@ std::string float_data(std::size_t n) {
     std::memcpy(s.data() + 4 * i, &v, 4);
   }
   return s;
-}
-
-/// Requires that f throws io_error whose message contains every one of `parts`.
-template <class F>
-void require_io_error(F&& f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    FAIL("expected dwsr::io_error");
-  } catch (const dwsr::io_error& e) {
-    for (const auto& p : parts) CHECK_THAT(e.what(), Contains(p));
-  }
 }
 
 const std::string f4_dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3, 4), }";
@@ -153,55 +137,55 @@ TEST_CASE("npy read errors name the file and the problem", "[io][npy]") {
   const auto name = p.string();
 
   SECTION("missing file") {
-    require_io_error([&] { read_npy_header(dir / "none.npy"); }, {"none.npy", "not found"});
+    require_error<io_error>([&] { read_npy_header(dir / "none.npy"); }, {"none.npy", "not found"});
   }
   SECTION("a directory") {
-    require_io_error([&] { read_npy_header(dir.path()); }, {dir.path().string(), "directory"});
+    require_error<io_error>([&] { read_npy_header(dir.path()); }, {dir.path().string(), "directory"});
   }
   SECTION("not an npy file") {
     write_raw(p, "P5\n2 2\n255\nabcdefgh");
-    require_io_error([&] { read_npy_header(p); }, {name, "not a .npy file", "magic"});
+    require_error<io_error>([&] { read_npy_header(p); }, {name, "not a .npy file", "magic"});
   }
   SECTION("file shorter than the preamble") {
     write_raw(p, std::string("\x93NUM", 4));
-    require_io_error([&] { read_npy_header(p); }, {name, "truncated .npy header"});
+    require_error<io_error>([&] { read_npy_header(p); }, {name, "truncated .npy header"});
   }
   SECTION("header shorter than its declared length") {
     write_raw(p, npy_bytes(1, f4_dict, "").substr(0, 40));
-    require_io_error([&] { read_npy_header(p); }, {name, "truncated .npy header", "declares 118 bytes"});
+    require_error<io_error>([&] { read_npy_header(p); }, {name, "truncated .npy header", "declares 118 bytes"});
   }
   SECTION("data shorter than the shape says") {
     write_raw(p, npy_bytes(1, f4_dict, float_data(23)));
-    require_io_error([&] { read_npy_header(p); }, {name, "truncated .npy data", "96 bytes", "has 92"});
+    require_error<io_error>([&] { read_npy_header(p); }, {name, "truncated .npy data", "96 bytes", "has 92"});
   }
   SECTION("file truncated after the header was read") {
     write_raw(p, npy_bytes(1, f4_dict, float_data(24)));
     const auto h = read_npy_header(p);
     write_raw(p, npy_bytes(1, f4_dict, float_data(10)));
     std::vector<float> dst(24);
-    require_io_error([&] { dwsr::io::read_npy_data(p, h, dst.data()); }, {name, "truncated file"});
+    require_error<io_error>([&] { dwsr::io::read_npy_data(p, h, dst.data()); }, {name, "truncated file"});
   }
   SECTION("unsupported version") {
     auto bytes = npy_bytes(1, f4_dict, float_data(24));
     bytes[6] = 4;
     write_raw(p, bytes);
-    require_io_error([&] { read_npy_header(p); }, {name, "version 4.0", "1.0, 2.0, 3.0"});
+    require_error<io_error>([&] { read_npy_header(p); }, {name, "version 4.0", "1.0, 2.0, 3.0"});
   }
   SECTION("unsupported dtype lists the supported ones") {
     write_raw(p, npy_bytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", std::string(24, '\0')));
-    require_io_error([&] { read_npy_header(p); }, {name, "unsupported dtype '<f8'", "'<f4'", "'<c8'", "'<i8'"});
+    require_error<io_error>([&] { read_npy_header(p); }, {name, "unsupported dtype '<f8'", "'<f4'", "'<c8'", "'<i8'"});
   }
   SECTION("big-endian") {
     write_raw(p, npy_bytes(1, "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3, 4), }", float_data(24)));
-    require_io_error([&] { read_npy_header(p); }, {name, "big-endian", "'>f4'"});
+    require_error<io_error>([&] { read_npy_header(p); }, {name, "big-endian", "'>f4'"});
   }
   SECTION("Fortran order") {
     write_raw(p, npy_bytes(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3, 4), }", float_data(24)));
-    require_io_error([&] { read_npy_header(p); }, {name, "Fortran", "C order"});
+    require_error<io_error>([&] { read_npy_header(p); }, {name, "Fortran", "C order"});
   }
   SECTION("more than 3 dimensions") {
     write_raw(p, npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 3, 4), }", float_data(24)));
-    require_io_error([&] { read_npy_header(p); }, {name, "4 dimensions", "1, 2 or 3"});
+    require_error<io_error>([&] { read_npy_header(p); }, {name, "4 dimensions", "1, 2 or 3"});
   }
   SECTION("malformed dictionaries") {
     const std::vector<std::pair<std::string, std::string>> cases = {
@@ -220,12 +204,12 @@ TEST_CASE("npy read errors name the file and the problem", "[io][npy]") {
     for (const auto& [dict, why] : cases) {
       INFO(dict);
       write_raw(p, npy_bytes(1, dict, float_data(24)));
-      require_io_error([&] { read_npy_header(p); }, {name, "malformed .npy header dictionary", why});
+      require_error<io_error>([&] { read_npy_header(p); }, {name, "malformed .npy header dictionary", why});
     }
   }
   SECTION("load_npy names both dtypes on a mismatch") {
     write_raw(p, npy_bytes(1, f4_dict, float_data(24)));
-    require_io_error([&] { load_npy<std::int64_t>(p); }, {name, "float32", "int64"});
+    require_error<io_error>([&] { load_npy<std::int64_t>(p); }, {name, "float32", "int64"});
   }
 }
 
@@ -236,12 +220,7 @@ TEST_CASE("npy writes are atomic and report unwritable paths", "[io][npy]") {
 
   SECTION("missing directory") {
     const auto p = dir / "no-such-dir" / "out.npy";
-    try {
-      write_npy(p, cube);
-      FAIL("expected io_error");
-    } catch (const dwsr::io_error& e) {
-      CHECK_THAT(e.what(), Contains(p.string()));
-    }
+    require_error<io_error>([&] { write_npy(p, cube); }, {p.string()});
     CHECK(dir.entries().empty());
   }
   SECTION("the target is a directory: nothing is left behind") {

@@ -11,18 +11,12 @@
 #include <vector>
 
 #include "dwsr/io/synthetic.hpp"
-#include "io/temp_dir.hpp"
+#include "io/io_test_support.hpp"
 
 using Catch::Matchers::Contains;
-using dwsr::shape3;
-using dwsr::io::read_segy_data;
-using dwsr::io::read_segy_header;
-using dwsr::io::segy_header;
-using dwsr::io::segy_sorting;
-using dwsr::io::write_segy;
-using dwsr::test::read_raw;
-using dwsr::test::temp_dir;
-using dwsr::test::write_raw;
+using namespace dwsr;
+using namespace dwsr::io;
+using namespace dwsr::test;
 
 namespace {
 
@@ -90,16 +84,6 @@ std::vector<float> read_all(const std::filesystem::path& p, const segy_header& h
   std::vector<float> v(h.shape.voxels(), -1.0f);
   read_segy_data(p, h, v.data());
   return v;
-}
-
-template <class E, class F>
-void require_error(F&& f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    FAIL("expected an exception");
-  } catch (const E& e) {
-    for (const auto& p : parts) CHECK_THAT(e.what(), Contains(p));
-  }
 }
 
 }  // namespace

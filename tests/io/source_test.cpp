@@ -6,11 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "io/temp_dir.hpp"
+#include "io/io_test_support.hpp"
 
 using Catch::Matchers::Contains;
 using dwsr::shape3;
 using dwsr::io::open_source;
+using dwsr::test::require_error;
 using dwsr::test::temp_dir;
 
 namespace {
@@ -19,16 +20,6 @@ std::vector<float> read(const dwsr::io::cube_source& src, std::size_t threads = 
   std::vector<float> v(src.shape().voxels(), -1.0f);
   src.read(v.data(), threads);
   return v;
-}
-
-template <class E, class F>
-void require_error(F&& f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    FAIL("expected an exception");
-  } catch (const E& e) {
-    for (const auto& p : parts) CHECK_THAT(e.what(), Contains(p));
-  }
 }
 
 }  // namespace

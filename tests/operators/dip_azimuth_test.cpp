@@ -6,7 +6,6 @@
 #include <Eigen/Eigenvalues>
 
 #include <cmath>
-#include <iostream>
 #include <numbers>
 
 #include "ndimage_reference.hpp"
@@ -25,10 +24,6 @@ std::uint64_t expected_peak(const std::string& name, shape3 s, std::array<std::u
   if (name == "gradient_dips") return 3 * cube + dips_stream_bytes(s, k, threads);
   const std::uint64_t outputs = name == "gradient_structure_tensor" ? 6 : name == "gst_2d_dips" ? 2 : 1;
   return (1 + outputs) * cube + tensor_stream_bytes(s, k, threads);
-}
-
-std::map<std::string, std::string> kernel_param(std::array<std::uint64_t, 3> k) {
-  return {{"kernel", std::to_string(k[0]) + "," + std::to_string(k[1]) + "," + std::to_string(k[2])}};
 }
 
 ndimage::volume volume_of(const real_run& r, std::size_t k, shape3 s) {
@@ -71,9 +66,7 @@ TEST_CASE("dip operators follow scipy's windows on kernels the reference does no
   }
   SECTION("gradient dips: bitwise the whole-cube median of the raw dips") {
     const std::array<std::uint64_t, 3> k{4, 2, 3};
-    auto params = kernel_param(k);
-    params["dip_factor"] = "2.5";
-    const auto run = run_real(*operators::catalogue().find("gradient_dips").configure(params), x.v, s, 3);
+    const auto run = run_real(*configured("gradient_dips", dip_param(k, "2.5")), x.v, s, 3);
     const auto expected = ndimage::gradient_dips(x, k, 2.5f);
     CHECK(volume_of(run, 0, s).v == expected[0].v);
     CHECK(volume_of(run, 1, s).v == expected[1].v);
@@ -120,56 +113,33 @@ TEST_CASE("a flat region has a zero tensor: time-axis principal vector, like num
   const auto dips = run_real(*operators::catalogue().find("gst_2d_dips").configure(), flat, s);
   CHECK(dips.outputs[0].as<float>()[37] == 0.0f);
   // gradient dips: 0 / 0 is NaN, which the reference maps to 0.
-  CHECK(run_real(*operators::catalogue().find("gradient_dips").configure(), flat, s).outputs[1].as<float>()[37] == 0.0f);
+  CHECK(run_real(*operators::catalogue().find("gradient_dips").configure(), flat, s).outputs[1].as<float>()[37] ==
+        0.0f);
 }
 
 TEST_CASE("meta execution emits exactly the real execution's events for every dip and azimuth operator") {
-  auto shapes = edge_shapes();
-  for (const auto& s : random_shapes(0xd1b, 6)) shapes.push_back(s);
-  const std::vector<std::map<std::string, std::string>> params = {{}, {{"kernel", "2,5,4"}}};
+  // Results do not depend on the thread count either.
   for (const auto& name : dip_ops)
-    for (const auto& p : params) {
-      const auto op = operators::catalogue().find(name).configure(p);
-      for (const auto& shape : shapes) {
-        const auto input = noise(shape, shape.voxels());
-        std::vector<output_data> first;
-        for (std::size_t threads : {1, 2, 3}) {
-          INFO(name << " on " << to_string(shape) << " with " << threads << " threads");
-          const auto run = run_real(*op, input, shape, threads);
-          REQUIRE(run.events == meta_events(*op, shape, threads));
-          CHECK(run.peak == plan(*op, shape, threads).peak_bytes);
-          // Results do not depend on the thread count.
-          if (threads == 1) first = run.outputs;
-          for (std::size_t k = 0; k < first.size(); ++k) CHECK(run.outputs[k].bytes == first[k].bytes);
-        }
-      }
-    }
+    for (const auto& p : {std::map<std::string, std::string>{}, kernel_param({2, 5, 4})})
+      check_plan_matches_run(*configured(name, p), test_shapes(0xd1b), true);
 }
 
 TEST_CASE("dip and azimuth peaks are input + outputs + a ring of slices + per-thread rows, exactly") {
   SECTION("real runs") {
-    const shape3 shape{9, 10, 37};
-    const auto input = noise(shape, 5);
-    for (const auto& name : dip_ops)
-      for (const std::array<std::uint64_t, 3> k : {std::array<std::uint64_t, 3>{3, 3, 3}, {2, 5, 4}}) {
-        INFO(name << " kernel " << k[0] << "," << k[1] << "," << k[2]);
-        const auto run = run_real(*operators::catalogue().find(name).configure(kernel_param(k)), input, shape, 3);
-        CHECK(run.peak == expected_peak(name, shape, k, 3));
-      }
+    const auto kernels = [](const std::string&) {
+      return std::vector<std::array<std::uint64_t, 3>>{{3, 3, 3}, {2, 5, 4}};
+    };
+    check_kernel_peaks(dip_ops, kernels, expected_peak);
   }
   SECTION("the README's cube: 128 x 128 x 512 float32, 2 threads (planned)") {
     // NumPy reference (tracemalloc): gradient_dips 8x, gradient_structure_tensor
     // 11x, gst_2d_dips 59x, gst_3d_dip / gst_3d_azm 58x.
-    const shape3 shape{128, 128, 512};
-    for (const auto& name : dip_ops) {
-      const auto planned = plan(*operators::catalogue().find(name).configure(), shape, 2);
-      const double ratio = double(planned.peak_bytes) / double(planned.input_bytes);
-      std::cout << name << ": peak " << planned.peak_bytes << " B = " << ratio << " x input\n";
+    check_readme_plans(dip_ops, [](const std::string& name, shape3 shape, const memory_report& planned) {
       CHECK(planned.peak_bytes == expected_peak(name, shape, {3, 3, 3}, 2));
       // Outputs aside, the workspace is under 8% of the input.
       CHECK(double(planned.peak_bytes - planned.input_bytes - planned.output_bytes) <=
             0.08 * double(planned.input_bytes));
-    }
+    });
   }
 }
 

@@ -8,7 +8,6 @@
 
 #include <cmath>
 #include <complex>
-#include <iostream>
 
 #include "ndimage_reference.hpp"
 #include "operator_test_support.hpp"
@@ -36,10 +35,6 @@ std::uint64_t expected_peak(const std::string& name, shape3 s, std::array<std::u
   return 2 * cube + tensor_stream_bytes(s, k, threads);
 }
 
-std::map<std::string, std::string> kernel_param(std::array<std::uint64_t, 3> k) {
-  return {{"kernel", std::to_string(k[0]) + "," + std::to_string(k[1]) + "," + std::to_string(k[2])}};
-}
-
 std::array<std::uint64_t, 3> default_kernel(const std::string& name) {
   return name == "volume_curvature" ? std::array<std::uint64_t, 3>{3, 3, 3} : std::array<std::uint64_t, 3>{3, 3, 9};
 }
@@ -57,12 +52,7 @@ const float* output(const real_run& r, std::size_t k = 0) { return r.outputs.at(
 // eig_complex by 4.8e-7 (FFTW vs pocketfft analytic signals, a float32 vs
 // double covariance).
 TEST_CASE("edge-detection operators match the DASF reference") {
-  check_against_reference({"semblance", "semblance"});
-  check_against_reference({"semblance2", "semblance2"});
-  check_against_reference({"eig_complex", "eig_complex"});
-  check_against_reference({"chaos", "chaos"});
-  check_against_reference({"coherence", "coherence"});
-  check_against_reference({"structured_semblance", "structured_semblance"});
+  check_against_references({"semblance", "semblance2", "eig_complex", "chaos", "coherence", "structured_semblance"});
   const std::vector<std::string> curvatures = {"volume_curvature_H",     "volume_curvature_K",
                                                "volume_curvature_Kmax",  "volume_curvature_Kmin",
                                                "volume_curvature_KMPos", "volume_curvature_KMNeg"};
@@ -156,9 +146,7 @@ TEST_CASE("edge operators follow scipy's windows on kernels the reference does n
   }
   SECTION("volume curvature: bitwise the whole-cube computation") {
     const std::array<std::uint64_t, 3> k{2, 3, 4};
-    auto params = kernel_param(k);
-    params["dip_factor"] = "2.5";
-    const auto run = run_real(*operators::catalogue().find("volume_curvature").configure(params), x.v, s, 3);
+    const auto run = run_real(*configured("volume_curvature", dip_param(k, "2.5")), x.v, s, 3);
     const auto dips = ndimage::gradient_dips(x, k, 2.5f);
     auto to_dip = [](const ndimage::volume& d) {
       return d.map([&](auto i, auto j, auto t) { return -d.at(i, j, t) / 2.5f; });
@@ -170,7 +158,7 @@ TEST_CASE("edge operators follow scipy's windows on kernels the reference does n
         f.push_back(ndimage::uniform(ndimage::first_derivative(*w, axis), k));
     for (std::uint64_t n = 0; n < s.voxels(); ++n) {
       const auto c = operators::detail::curvature::at(u.v[n], v.v[n], f[0].v[n], f[1].v[n], f[2].v[n], f[3].v[n],
-                                                   f[4].v[n], f[5].v[n]);
+                                                      f[4].v[n], f[5].v[n]);
       const float expected[6] = {c.H, c.K, c.Kmax, c.Kmin, std::max(c.Kmax, c.Kmin), std::min(c.Kmax, c.Kmin)};
       for (std::size_t o = 0; o < 6; ++o) {
         INFO("voxel " << n << " output " << o);
@@ -181,53 +169,29 @@ TEST_CASE("edge operators follow scipy's windows on kernels the reference does n
 }
 
 TEST_CASE("meta execution emits exactly the real execution's events for every edge-detection operator") {
-  auto shapes = edge_shapes();
-  for (const auto& s : random_shapes(0xed9e, 6)) shapes.push_back(s);
+  // Results do not depend on the thread count either.
   for (const auto& name : edge_ops)
-    for (const std::map<std::string, std::string>& p :
-         {std::map<std::string, std::string>{}, kernel_param({2, 3, 4})}) {
-      const auto op = operators::catalogue().find(name).configure(p);
-      for (const auto& shape : shapes) {
-        const auto input = noise(shape, shape.voxels() + 7);
-        std::vector<output_data> first;
-        for (std::size_t threads : {1, 2, 3}) {
-          INFO(name << " on " << to_string(shape) << " with " << threads << " threads");
-          const auto run = run_real(*op, input, shape, threads);
-          REQUIRE(run.events == meta_events(*op, shape, threads));
-          CHECK(run.peak == plan(*op, shape, threads).peak_bytes);
-          // Results do not depend on the thread count.
-          if (threads == 1) first = run.outputs;
-          for (std::size_t k = 0; k < first.size(); ++k) CHECK(run.outputs[k].bytes == first[k].bytes);
-        }
-      }
-    }
+    for (const auto& p : {std::map<std::string, std::string>{}, kernel_param({2, 3, 4})})
+      check_plan_matches_run(*configured(name, p), test_shapes(0xed9e), true, 7);
 }
 
 TEST_CASE("edge-detection peaks are input + outputs + rings of slices + per-thread rows, exactly") {
   SECTION("real runs") {
-    const shape3 shape{9, 10, 37};
-    const auto input = noise(shape, 5);
-    for (const auto& name : edge_ops)
-      for (const auto k : {default_kernel(name), std::array<std::uint64_t, 3>{2, 5, 4}}) {
-        INFO(name << " kernel " << k[0] << "," << k[1] << "," << k[2]);
-        const auto run = run_real(*operators::catalogue().find(name).configure(kernel_param(k)), input, shape, 3);
-        CHECK(run.peak == expected_peak(name, shape, k, 3));
-      }
+    const auto kernels = [](const std::string& name) {
+      return std::vector<std::array<std::uint64_t, 3>>{default_kernel(name), {2, 5, 4}};
+    };
+    check_kernel_peaks(edge_ops, kernels, expected_peak);
   }
   SECTION("the README's cube: 128 x 128 x 512 float32, 2 threads (planned)") {
     // NumPy reference (tracemalloc): semblance2 101x, eig_complex 20x, chaos /
     // coherence / structured_semblance 40x, volume_curvature 41x. dwsr's
     // eigen-based operators stay under 4x the input besides their outputs
     // (volume_curvature writes six cubes: 7x is its floor).
-    const shape3 shape{128, 128, 512};
-    for (const auto& name : edge_ops) {
-      const auto planned = plan(*operators::catalogue().find(name).configure(), shape, 2);
-      const double ratio = double(planned.peak_bytes) / double(planned.input_bytes);
-      std::cout << name << ": peak " << planned.peak_bytes << " B = " << ratio << " x input\n";
+    check_readme_plans(edge_ops, [](const std::string& name, shape3 shape, const memory_report& planned) {
       CHECK(planned.peak_bytes == expected_peak(name, shape, default_kernel(name), 2));
       CHECK(double(planned.peak_bytes - planned.output_bytes) <= 1.15 * double(planned.input_bytes));
-      if (name != "volume_curvature") CHECK(ratio < 4);
-    }
+      if (name != "volume_curvature") CHECK(double(planned.peak_bytes) / double(planned.input_bytes) < 4);
+    });
   }
 }
 
@@ -240,8 +204,7 @@ TEST_CASE("edge-detection operators declare their halos") {
   // The analytic signal needs whole traces; the time window lies inside them.
   CHECK(h("eig_complex") == halo{.radius = {1, 1, 0}, .whole_traces = true});
   // A first derivative feeding the tensor's window.
-  for (const char* name : {"chaos", "coherence", "structured_semblance"})
-    CHECK(h(name) == halo{.radius = {2, 2, 5}});
+  for (const char* name : {"chaos", "coherence", "structured_semblance"}) CHECK(h(name) == halo{.radius = {2, 2, 5}});
   // Dips (derivative 1 + median k / 2), their derivative (1), the uniform filter (k / 2).
   CHECK(h("volume_curvature") == halo{.radius = {4, 4, 4}});
   CHECK(h("volume_curvature", {{"kernel", "4,1,5"}}) == halo{.radius = {6, 2, 6}});

@@ -11,15 +11,18 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <initializer_list>
+#include <iostream>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "dwsr/operators/catalogue.hpp"
+#include "dwsr/graph/execute.hpp"
 #include "dwsr/io/npy.hpp"
 #include "dwsr/memory/peak_counter.hpp"
 #include "dwsr/memory/recorder.hpp"
-#include "dwsr/graph/execute.hpp"
+#include "dwsr/operators/catalogue.hpp"
 
 namespace dwsr::test {
 
@@ -35,7 +38,9 @@ struct output_data {
   dtype type;
   std::vector<std::byte> bytes;
   template <class T>
-  const T* as() const { return reinterpret_cast<const T*>(bytes.data()); }
+  const T* as() const {
+    return reinterpret_cast<const T*>(bytes.data());
+  }
 };
 
 /// What a real run produced and emitted.
@@ -82,8 +87,8 @@ inline reduction reduce_real(const configured_operator& op, const std::vector<fl
 
 /// Runs `op` on one block with a reduction computed elsewhere, as chunked
 /// execution does (operators without a reduction ignore it): the outputs.
-inline std::vector<output_data> run_block(const configured_operator& op, const std::vector<float>& block,
-                                          shape3 shape, const reduction& r, std::size_t threads = 1) {
+inline std::vector<output_data> run_block(const configured_operator& op, const std::vector<float>& block, shape3 shape,
+                                          const reduction& r, std::size_t threads = 1) {
   event_bus bus;
   host_context ctx(bus, {.threads = threads});
   std::vector<output_data> outs;
@@ -107,14 +112,16 @@ struct comparison {
   double max_abs_ref = 0;
   std::uint64_t mask_mismatches = 0;
   std::uint64_t worst_index = 0;
-  std::uint64_t ill_conditioned = 0;     ///< voxels held to the loose bound instead
-  double worst_loose_ratio = 0;          ///< max |diff| / loose(|ref|) over those
+  std::uint64_t ill_conditioned = 0;  ///< voxels held to the loose bound instead
+  double worst_loose_ratio = 0;       ///< max |diff| / loose(|ref|) over those
 };
 
 template <class T>
 std::complex<double> widen(T v) {
-  if constexpr (std::is_same_v<T, std::complex<float>>) return {v.real(), v.imag()};
-  else return {static_cast<double>(v), 0.0};
+  if constexpr (std::is_same_v<T, std::complex<float>>)
+    return {v.real(), v.imag()};
+  else
+    return {static_cast<double>(v), 0.0};
 }
 
 /// A comparison with a reference file. Where an output is ill-conditioned (a
@@ -187,9 +194,46 @@ inline void check_against_reference(const reference_check& check) {
   CHECK(c.worst_loose_ratio <= 1.0);
 }
 
+/// Each operator against the reference file of its own name, with the default
+/// tolerance and parameters.
+inline void check_against_references(std::initializer_list<const char*> ops) {
+  for (const char* op : ops) check_against_reference({op, op});
+}
+
 /// Loads a reference file's values (for conditioning masks).
 inline std::vector<float> reference_values(const std::string& file) {
   return io::load_npy<float>(reference_dir() / (file + ".npy")).data;
+}
+
+/// Operator `name` of the catalogue with `params`.
+inline std::unique_ptr<configured_operator> configured(const std::string& name,
+                                                       const std::map<std::string, std::string>& params = {}) {
+  return operators::catalogue().find(name).configure(params);
+}
+
+/// Operator `name` of the catalogue with one parameter.
+inline std::unique_ptr<configured_operator> configured(const std::string& name, const std::string& param,
+                                                       const std::string& value) {
+  return configured(name, {{param, value}});
+}
+
+/// `kernel` as a parameter.
+inline std::map<std::string, std::string> kernel_param(std::array<std::uint64_t, 3> k) {
+  return {{"kernel", std::to_string(k[0]) + "," + std::to_string(k[1]) + "," + std::to_string(k[2])}};
+}
+
+/// `kernel` and `dip_factor` as parameters.
+inline std::map<std::string, std::string> dip_param(std::array<std::uint64_t, 3> k, const std::string& dip_factor) {
+  auto p = kernel_param(k);
+  p["dip_factor"] = dip_factor;
+  return p;
+}
+
+/// Configuring `op` with `params` fails with a message containing `fragment`.
+inline void check_rejected(const std::string& op, const std::map<std::string, std::string>& params,
+                           const std::string& fragment) {
+  INFO(op);
+  CHECK_THROWS_WITH(configured(op, params), Catch::Contains(fragment));
 }
 
 /// A deterministic pseudo-random cube (xorshift), values in [-1, 1).
@@ -216,6 +260,79 @@ inline std::vector<shape3> random_shapes(std::uint64_t seed, int count) {
     out.push_back({1 + (seed >> 60), 1 + ((seed >> 50) & 7), 1 + ((seed >> 33) % 200)});
   }
   return out;
+}
+
+/// The edge shapes and `count` random shapes from `seed`.
+inline std::vector<shape3> test_shapes(std::uint64_t seed, int count = 6) {
+  auto shapes = edge_shapes();
+  for (const auto& s : random_shapes(seed, count)) shapes.push_back(s);
+  return shapes;
+}
+
+/// Meta execution emits exactly the real execution's events and plans its
+/// peak, on every shape (input noise(shape, voxels + input_seed)) with 1, 2
+/// and 3 threads; with `thread_invariant`, every output's bytes are also those
+/// of the 1-thread run.
+inline void check_plan_matches_run(const configured_operator& op, const std::vector<shape3>& shapes,
+                                   bool thread_invariant, std::uint64_t input_seed = 0) {
+  for (const auto& shape : shapes) {
+    const auto input = noise(shape, shape.voxels() + input_seed);
+    std::vector<output_data> first;
+    for (std::size_t threads : {1, 2, 3}) {
+      INFO(op.name() << " on " << to_string(shape) << " with " << threads << " threads");
+      const auto run = run_real(op, input, shape, threads);
+      REQUIRE(run.events == meta_events(op, shape, threads));
+      CHECK(run.peak == plan(op, shape, threads).peak_bytes);
+      if (!thread_invariant) continue;
+      if (threads == 1) first = run.outputs;
+      for (std::size_t k = 0; k < first.size(); ++k) CHECK(run.outputs[k].bytes == first[k].bytes);
+    }
+  }
+}
+
+/// Measured peaks on `input` (of `shape`) with `threads` threads, for every
+/// operator of `ops` with default parameters: exactly input + outputs +
+/// scratch(name), as planned, and at most `bound` x (input + outputs) (0: no bound).
+inline void check_measured_peaks(const std::vector<std::string>& ops, const std::vector<float>& input, shape3 shape,
+                                 std::size_t threads, const std::function<std::uint64_t(const std::string&)>& scratch,
+                                 double bound = 0) {
+  const std::uint64_t in_bytes = shape.voxels() * 4;
+  for (const auto& name : ops) {
+    const auto op = configured(name);
+    const auto run = run_real(*op, input, shape, threads);
+    const std::uint64_t expected = in_bytes + output_bytes(*op, shape) + scratch(name);
+    INFO(name << ": peak " << run.peak << " = " << double(run.peak) / double(in_bytes) << " x input");
+    CHECK(run.peak == expected);
+    CHECK(plan(*op, shape, threads).peak_bytes == expected);
+    if (bound > 0) CHECK(double(run.peak) <= double(in_bytes + output_bytes(*op, shape)) * bound);
+  }
+}
+
+/// Measured peaks of window operators on a 9 x 10 x 37 noise cube with 3
+/// threads, for every kernel of kernels(name): expected(name, shape, kernel, 3).
+template <class Kernels, class Expected>
+void check_kernel_peaks(const std::vector<std::string>& ops, Kernels&& kernels, Expected&& expected) {
+  const shape3 shape{9, 10, 37};
+  const auto input = noise(shape, 5);
+  for (const auto& name : ops)
+    for (const std::array<std::uint64_t, 3> k : kernels(name)) {
+      INFO(name << " kernel " << k[0] << "," << k[1] << "," << k[2]);
+      CHECK(run_real(*configured(name, kernel_param(k)), input, shape, 3).peak == expected(name, shape, k, 3));
+    }
+}
+
+/// The plans of `ops` (default parameters) on the README's cube, 128 x 128 x
+/// 512 float32 with 2 threads, printed as peaks over the input; check(name,
+/// shape, plan) asserts each.
+template <class Check>
+void check_readme_plans(const std::vector<std::string>& ops, Check&& check) {
+  const shape3 shape{128, 128, 512};
+  for (const auto& name : ops) {
+    const auto planned = plan(*configured(name), shape, 2);
+    const double ratio = double(planned.peak_bytes) / double(planned.input_bytes);
+    std::cout << name << ": peak " << planned.peak_bytes << " B = " << ratio << " x input\n";
+    check(name, shape, planned);
+  }
 }
 
 /// The sub-cube [lo, hi) of `cube` (of shape `s`), in C order.
@@ -264,6 +381,28 @@ inline bool block_matches_whole(const configured_operator& op, std::array<std::u
       }
   }
   return true;
+}
+
+/// What chunked execution relies on for operators of whole traces: the traces
+/// [2, 6) x [2, 5) of an 8 x 7 x 40 noise cube, computed on `threads` threads
+/// from the block extended by the declared inline and crossline radius (with
+/// the whole cube's reduction), are the whole-cube run's bytes.
+inline void check_trace_block_halo(const configured_operator& op, std::size_t threads) {
+  const shape3 shape{8, 7, 40};
+  const auto cube = noise(shape, 42);
+  const auto r = op.halo().radius;
+  const std::array<std::uint64_t, 3> lo{2 - r[0], 2 - r[1], 0}, hi{6 + r[0], 5 + r[1], shape.samples};
+  const shape3 block{hi[0] - lo[0], hi[1] - lo[1], shape.samples};
+  const auto whole = run_real(op, cube, shape).outputs[0].bytes;
+  const auto part = run_block(op, sub_cube(cube, shape, lo, hi), block, reduce_real(op, cube, shape), threads)[0].bytes;
+  const auto elem = size_of(op.outputs()[0].type) * shape.samples;
+  for (std::uint64_t i = 2; i < 6; ++i)
+    for (std::uint64_t x = 2; x < 5; ++x) {
+      const auto* w = whole.data() + (i * shape.crosslines + x) * elem;
+      const auto* p = part.data() + ((i - lo[0]) * block.crosslines + (x - lo[1])) * elem;
+      INFO(op.name() << " trace " << i << "," << x);
+      REQUIRE(std::memcmp(w, p, elem) == 0);
+    }
 }
 
 /// The halo check of chunked execution: the declared radius is enough (a block

@@ -8,27 +8,18 @@
 #include <cmath>
 #include <vector>
 
-#include "dwsr/operators/detail/rank_filter.hpp"
-#include "dwsr/operators/detail/separable.hpp"
-#include "dwsr/operators/detail/slice_stream.hpp"
 #include "dwsr/exec/host_context.hpp"
 #include "dwsr/exec/meta_context.hpp"
 #include "dwsr/memory/recorder.hpp"
+#include "dwsr/operators/detail/rank_filter.hpp"
+#include "dwsr/operators/detail/separable.hpp"
+#include "dwsr/operators/detail/slice_stream.hpp"
+#include "operator_test_support.hpp"
 
 using namespace dwsr;
 using namespace dwsr::operators::detail;
 
 namespace {
-
-std::vector<float> random_cube(shape3 s, std::uint64_t seed) {
-  std::vector<float> v(s.voxels());
-  std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (auto& f : v) {
-    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    f = static_cast<float>(static_cast<double>(x >> 11) / 4503599627370496.0 - 1.0);
-  }
-  return v;
-}
 
 // scipy.ndimage.correlate1d(mode="reflect") written out directly, summing in
 // the same order (ascending tap, double) so that results compare bit for bit.
@@ -111,7 +102,7 @@ TEST_CASE("correlate_axis equals scipy's correlate1d along every axis, in place 
         for (std::size_t threads : {1, 3}) {
           event_bus bus;
           host_context ctx(bus, {.threads = threads});
-          const auto x = random_cube(s, s.voxels() + std::uint64_t(axis));
+          const auto x = dwsr::test::noise(s, s.voxels() + std::uint64_t(axis));
           const auto expected = naive_correlate(x, s, axis, w);
           const line_kernel k{w.data(), w.size()};
           line_scratch<host_context> scratch(ctx, 1, panel_floats(s, axis, w.size()));
@@ -139,7 +130,7 @@ TEST_CASE("separable_stream gives separable_filter's bits (passes time, crosslin
                                      {{9, 6, 13}, ku, std::nullopt, kg},
                                      {{7, 3, 10}, std::nullopt, kg, kd}};  // no inline pass: no ring
   for (const auto& c : setups) {
-    const auto x = random_cube(c.shape, 5);
+    const auto x = dwsr::test::noise(c.shape, 5);
     event_bus bus;
     host_context ctx(bus, {.threads = 2});
     std::vector<filter_pass> passes;

@@ -60,17 +60,10 @@ std::uint64_t scratch_bytes(const std::string& name, shape3 s, std::size_t t) {
 // range), far inside it. histogram_equalization reproduces numpy's edges,
 // counts and interpolation exactly.
 TEST_CASE("signal operators match the DASF reference") {
-  check_against_reference({"first_derivative", "first_derivative"});
+  check_against_references({"first_derivative", "second_derivative", "histogram_equalization", "time_gain",
+                            "rescale_amplitude_range", "rms", "rms2", "trace_agc", "gradient_magnitude",
+                            "reflection_intensity"});
   check_against_reference({"first_derivative", "first_derivative_axis0", 1e-4, {{"axis", "0"}}});
-  check_against_reference({"second_derivative", "second_derivative"});
-  check_against_reference({"histogram_equalization", "histogram_equalization"});
-  check_against_reference({"time_gain", "time_gain"});
-  check_against_reference({"rescale_amplitude_range", "rescale_amplitude_range"});
-  check_against_reference({"rms", "rms"});
-  check_against_reference({"rms2", "rms2"});
-  check_against_reference({"trace_agc", "trace_agc"});
-  check_against_reference({"gradient_magnitude", "gradient_magnitude"});
-  check_against_reference({"reflection_intensity", "reflection_intensity"});
 }
 
 TEST_CASE("histogram_equalization reproduces numpy's bins and interpolation bit for bit") {
@@ -83,35 +76,21 @@ TEST_CASE("histogram_equalization reproduces numpy's bins and interpolation bit 
 }
 
 TEST_CASE("meta execution emits exactly the real execution's events for every signal operator") {
-  for (const auto& name : signal_ops) check_plan_equals_run(name);
-  check_plan_equals_run("first_derivative", {{"axis", "1"}});
-  check_plan_equals_run("rms", {{"kernel", "3,2,5"}});
-  check_plan_equals_run("gradient_magnitude", {{"sigmas", "0.5,2,1.5"}});
+  const std::vector<variant> variants = {{"first_derivative", {{"axis", "1"}}},
+                                         {"rms", {{"kernel", "3,2,5"}}},
+                                         {"gradient_magnitude", {{"sigmas", "0.5,2,1.5"}}}};
+  for_each_configuration(signal_ops, variants, check_plan_equals_run);
 }
 
 TEST_CASE("signal operators give the same bytes with any thread count") {
-  for (const auto& name : signal_ops) check_thread_invariance(name, {7, 9, 70});
-  check_thread_invariance("rms", {7, 9, 70}, {{"kernel", "3,2,5"}});
+  for_each_configuration(signal_ops, {{"rms", {{"kernel", "3,2,5"}}}}, [](const std::string& name, const param_map& p) {
+    check_thread_invariance(name, {7, 9, 70}, p);
+  });
 }
 
 TEST_CASE("signal peaks are input + output + kernels + per-thread panels + a few slices, exactly") {
-  for (const shape3 shape : {shape3{24, 40, 96}, shape3{128, 128, 512}}) {
-    const std::size_t threads = 2;
-    const std::uint64_t in_bytes = shape.voxels() * 4;
-    const bool small = shape.inlines < 100;
-    const auto input = small ? noise(shape, 1) : std::vector<float>{};
-    for (const auto& name : signal_ops) {
-      const auto op = operators::catalogue().find(name).configure();
-      const auto expected = in_bytes + output_bytes(*op, shape) + scratch_bytes(name, shape, threads);
-      const auto planned = plan(*op, shape, threads).peak_bytes;
-      INFO(name << " on " << to_string(shape) << ": peak " << planned << " = " << double(planned) / double(in_bytes)
-                << " x input");
-      CHECK(planned == expected);
-      if (small) CHECK(run_real(*op, input, shape, threads).peak == expected);
-      // The acceptance bound: input + output + under 2% (NumPy: 4-12x).
-      if (!small) CHECK(double(planned) <= 2.02 * double(in_bytes));
-    }
-  }
+  // The acceptance bound: input + output + under 2% (NumPy: 4-12x).
+  check_window_peaks(signal_ops, scratch_bytes, 2.02);
 }
 
 TEST_CASE("signal operators declare their halos") {
@@ -135,11 +114,12 @@ TEST_CASE("signal operators declare their halos") {
 }
 
 TEST_CASE("a signal operator run on a block extended by its halo gives the whole-cube values inside") {
-  for (const auto& name : signal_ops) check_halo(name);
-  check_halo("first_derivative", {{"axis", "0"}});
-  check_halo("second_derivative", {{"axis", "1"}});
-  check_halo("rms", {{"kernel", "3,4,5"}});
-  check_halo("gradient_magnitude", {{"sigmas", "0.5,1,1.2"}});
+  const std::vector<variant> variants = {{"first_derivative", {{"axis", "0"}}},
+                                         {"second_derivative", {{"axis", "1"}}},
+                                         {"rms", {{"kernel", "3,4,5"}}},
+                                         {"gradient_magnitude", {{"sigmas", "0.5,1,1.2"}}}};
+  for_each_configuration(signal_ops, variants,
+                         [](const std::string& name, const param_map& p) { check_halo(name, p); });
 }
 
 TEST_CASE("signal reductions fold blocks in any order to the whole cube's") {
@@ -236,21 +216,18 @@ TEST_CASE("signal operators on analytic inputs") {
 
 TEST_CASE("signal operators reject invalid parameters with a message naming them") {
   using Catch::Matchers::Contains;
-  auto configure = [](const std::string& op, const std::string& param, const std::string& value) {
-    return operators::catalogue().find(op).configure({{param, value}});
-  };
-  CHECK_THROWS_WITH(configure("first_derivative", "axis", "3"), Contains("'axis'") && Contains("from -3 to 2"));
-  CHECK_THROWS_WITH(configure("second_derivative", "axis", "-4"), Contains("'axis'"));
-  CHECK_THROWS_AS(configure("first_derivative", "axis", "0.5"), invalid_input);
-  CHECK_THROWS_WITH(configure("rms", "kernel", "0,1,9"), Contains("'kernel'") && Contains("entry 0"));
-  CHECK_THROWS_WITH(configure("rms2", "kernel", "1,1,2.5"), Contains("'kernel'") && Contains("entry 2"));
-  CHECK_THROWS_WITH(configure("reflection_intensity", "kernel", "1,9"), Contains("'kernel'"));
-  CHECK_THROWS_WITH(configure("trace_agc", "kernel", "3,3,9"), Contains("'kernel'") && Contains("1,1,n"));
-  CHECK_THROWS_WITH(configure("gradient_magnitude", "sigmas", "0,1,1"), Contains("'sigmas'") && Contains("> 0"));
+  CHECK_THROWS_WITH(configured("first_derivative", "axis", "3"), Contains("'axis'") && Contains("from -3 to 2"));
+  CHECK_THROWS_WITH(configured("second_derivative", "axis", "-4"), Contains("'axis'"));
+  CHECK_THROWS_AS(configured("first_derivative", "axis", "0.5"), invalid_input);
+  CHECK_THROWS_WITH(configured("rms", "kernel", "0,1,9"), Contains("'kernel'") && Contains("entry 0"));
+  CHECK_THROWS_WITH(configured("rms2", "kernel", "1,1,2.5"), Contains("'kernel'") && Contains("entry 2"));
+  CHECK_THROWS_WITH(configured("reflection_intensity", "kernel", "1,9"), Contains("'kernel'"));
+  CHECK_THROWS_WITH(configured("trace_agc", "kernel", "3,3,9"), Contains("'kernel'") && Contains("1,1,n"));
+  CHECK_THROWS_WITH(configured("gradient_magnitude", "sigmas", "0,1,1"), Contains("'sigmas'") && Contains("> 0"));
   CHECK_THROWS_WITH(
       operators::catalogue().find("rescale_amplitude_range").configure({{"min_val", "1"}, {"max_val", "0"}}),
       Contains("min_val <= max_val"));
-  CHECK_THROWS_WITH(configure("time_gain", "gain", "2"), Contains("no parameter 'gain'"));
-  CHECK_NOTHROW(configure("first_derivative", "axis", "-3"));
-  CHECK_NOTHROW(configure("trace_agc", "kernel", "1,1,1"));
+  CHECK_THROWS_WITH(configured("time_gain", "gain", "2"), Contains("no parameter 'gain'"));
+  CHECK_NOTHROW(configured("first_derivative", "axis", "-3"));
+  CHECK_NOTHROW(configured("trace_agc", "kernel", "1,1,1"));
 }

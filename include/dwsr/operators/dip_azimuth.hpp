@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dwsr/operators/detail/common.hpp"
 #include "dwsr/operators/detail/gradient_dips.hpp"
 #include "dwsr/operators/detail/kernel_param.hpp"
 #include "dwsr/operators/detail/structure_tensor.hpp"
@@ -63,31 +64,61 @@ inline std::array<float, 3> oriented_principal(const detail::tensor_eigen& e) {
   return v;
 }
 
-/// Writes f(tensor eigensystem) of every voxel into `out` (one float per voxel).
-template <class Ctx, class F>
+/// Writes f(tensor eigensystem) of every voxel, N floats, into outputs 0..N-1.
+template <std::size_t N, class Ctx, class F>
 void per_voxel_eigensystem(Ctx& ctx, cube_view<const float> in, const std::array<std::uint64_t, 3>& kernel,
-                           cube_view<float> out, F&& f) {
+                           std::span<const array_ref> out, F&& f) {
   const auto nt = in.shape().samples;
   detail::for_each_tensor_row(ctx, in, kernel,
-                                    [&](std::uint64_t i, std::uint64_t j, const float* const* c, std::size_t) {
-                                      float* y = out.trace(i, j).data();
-                                      for (std::uint64_t t = 0; t < nt; ++t) {
-                                        const float comps[6] = {c[0][t], c[1][t], c[2][t], c[3][t], c[4][t], c[5][t]};
-                                        y[t] = f(detail::tensor_eigensystem(comps));
-                                      }
-                                    });
+                              [&](std::uint64_t i, std::uint64_t j, const float* const* c, std::size_t) {
+                                std::array<float*, N> y;
+                                for (std::size_t k = 0; k < N; ++k) y[k] = out[k].as<float>().trace(i, j).data();
+                                for (std::uint64_t t = 0; t < nt; ++t) {
+                                  const float comps[6] = {c[0][t], c[1][t], c[2][t], c[3][t], c[4][t], c[5][t]};
+                                  const std::array<float, N> v = f(detail::tensor_eigensystem(comps));
+                                  for (std::size_t k = 0; k < N; ++k) y[k][t] = v[k];
+                                }
+                              });
 }
+
+/// The family's protocol for operator Derived: Params (`dip_factor` and
+/// `kernel`, or `kernel` only) bound under its name, and the halo of a first
+/// derivative (radius 1) feeding a window of `kernel`.
+template <class Derived, class Params = dip_params>
+struct dip_azimuth_op : bound_params<Derived, Params> {
+  static constexpr std::string_view family = "dip_azimuth";
+  using bound_params<Derived, Params>::bound_params;
+  dwsr::halo halo() const { return derivative_then_window(this->kernel); }
+};
+
+/// An attribute of the GST's principal eigenvector at every voxel, in N
+/// outputs: Derived's of(eigensystem) gives the voxel's N values.
+template <class Derived, std::size_t N>
+struct principal_vector_op : dip_azimuth_op<Derived> {
+  using dip_azimuth_op<Derived>::dip_azimuth_op;
+  template <ExecutionContext Ctx>
+  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
+    per_voxel_eigensystem<N>(ctx, in, this->kernel, out,
+                             [this](const tensor_eigen& e) { return static_cast<const Derived&>(*this).of(e); });
+  }
+};
+
+/// An angle in degrees of the GST's principal unit vector v (oriented and in
+/// float32 as the reference post-processes it), Derived::angle(v), NaN -> 0.
+template <class Derived>
+struct principal_angle : principal_vector_op<Derived, 1>, float32_output {
+  using principal_vector_op<Derived, 1>::principal_vector_op;
+  std::array<float, 1> of(const tensor_eigen& e) const { return {nan_to_zero(Derived::angle(oriented_principal(e)))}; }
+};
 
 }  // namespace detail
 
 /// gradient_dips: -gi/gk * dip_factor (inline) and -gj/gk * dip_factor
 /// (crossline), NaN -> 0, each median-filtered over `kernel`. Outputs _il, _xl.
-struct gradient_dips : detail::dip_params {
+struct gradient_dips : detail::dip_azimuth_op<gradient_dips> {
   static constexpr std::string_view name = "gradient_dips";
-  static constexpr std::string_view family = "dip_azimuth";
   static constexpr std::string_view summary = "inline and crossline dips -g/gk * dip_factor, median-filtered";
-  explicit gradient_dips(const param_values& p = param_values::bind(name, params())) : dip_params(name, p) {}
-  dwsr::halo halo() const { return detail::derivative_then_window(kernel); }
+  using dip_azimuth_op::dip_azimuth_op;
   std::vector<output_spec> outputs() const { return detail::float_outputs({"il", "xl"}); }
   template <ExecutionContext Ctx>
   void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
@@ -102,13 +133,10 @@ struct gradient_dips : detail::dip_params {
 
 /// gradient_structure_tensor: the six gradient products, each smoothed by a
 /// uniform filter of `kernel`. Outputs _gi2, _gj2, _gk2, _gigj, _gigk, _gjgk.
-struct gradient_structure_tensor : detail::kernel_params {
+struct gradient_structure_tensor : detail::dip_azimuth_op<gradient_structure_tensor, detail::kernel_params> {
   static constexpr std::string_view name = "gradient_structure_tensor";
-  static constexpr std::string_view family = "dip_azimuth";
   static constexpr std::string_view summary = "gradient products gi2, gj2, gk2, gigj, gigk, gjgk, uniform-filtered";
-  explicit gradient_structure_tensor(const param_values& p = param_values::bind(name, params()))
-      : kernel_params_of(name, p) {}
-  dwsr::halo halo() const { return detail::derivative_then_window(kernel); }
+  using dip_azimuth_op::dip_azimuth_op;
   std::vector<output_spec> outputs() const {
     return detail::float_outputs({"gi2", "gj2", "gk2", "gigj", "gigk", "gjgk"});
   }
@@ -116,81 +144,51 @@ struct gradient_structure_tensor : detail::kernel_params {
   void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
     const auto nt = in.shape().samples;
     detail::for_each_tensor_row(ctx, in, kernel,
-                                      [&](std::uint64_t i, std::uint64_t j, const float* const* c, std::size_t) {
-                                        for (std::size_t k = 0; k < 6; ++k)
-                                          std::copy(c[k], c[k] + nt, out[k].as<float>().trace(i, j).data());
-                                      });
+                                [&](std::uint64_t i, std::uint64_t j, const float* const* c, std::size_t) {
+                                  for (std::size_t k = 0; k < 6; ++k)
+                                    std::copy(c[k], c[k] + nt, out[k].as<float>().trace(i, j).data());
+                                });
   }
 };
 
 /// gst_2d_dips: the GST's principal eigenvector v per voxel; -v0/v2 * dip_factor
 /// (inline) and -v1/v2 * dip_factor (crossline), float32 as in the reference,
 /// NaN -> 0 (+-inf kept where v2 = 0). Outputs _il, _xl.
-struct gst_2d_dips : detail::dip_params {
+struct gst_2d_dips : detail::principal_vector_op<gst_2d_dips, 2> {
   static constexpr std::string_view name = "gst_2d_dips";
-  static constexpr std::string_view family = "dip_azimuth";
   static constexpr std::string_view summary = "inline and crossline dips of the structure tensor's principal vector";
-  explicit gst_2d_dips(const param_values& p = param_values::bind(name, params())) : dip_params(name, p) {}
-  dwsr::halo halo() const { return detail::derivative_then_window(kernel); }
+  using principal_vector_op::principal_vector_op;
   std::vector<output_spec> outputs() const { return detail::float_outputs({"il", "xl"}); }
-  template <ExecutionContext Ctx>
-  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
-    const auto nt = in.shape().samples;
+  std::array<float, 2> of(const detail::tensor_eigen& e) const {
     const auto factor = static_cast<float>(dip_factor);
     auto dip = [factor](double v, double vt) {
       const float d = -static_cast<float>(v) / static_cast<float>(vt) * factor;
       return std::isnan(d) ? 0.0f : d;
     };
-    detail::for_each_tensor_row(ctx, in, kernel,
-                                      [&](std::uint64_t i, std::uint64_t j, const float* const* c, std::size_t) {
-                                        float* il = out[0].as<float>().trace(i, j).data();
-                                        float* xl = out[1].as<float>().trace(i, j).data();
-                                        for (std::uint64_t t = 0; t < nt; ++t) {
-                                          const float comps[6] = {c[0][t], c[1][t], c[2][t], c[3][t], c[4][t], c[5][t]};
-                                          const auto e = detail::tensor_eigensystem(comps);
-                                          il[t] = dip(e.principal[0], e.principal[2]);
-                                          xl[t] = dip(e.principal[1], e.principal[2]);
-                                        }
-                                      });
+    return {dip(e.principal[0], e.principal[2]), dip(e.principal[1], e.principal[2])};
   }
 };
 
 /// gst_3d_dip: arccos(|v2|) of the GST's principal unit vector, in degrees
 /// [0, 90], NaN -> 0 (the reference's float32 post-processing).
-struct gst_3d_dip : detail::dip_params {
+struct gst_3d_dip : detail::principal_angle<gst_3d_dip> {
   static constexpr std::string_view name = "gst_3d_dip";
-  static constexpr std::string_view family = "dip_azimuth";
   static constexpr std::string_view summary = "dip of the structure tensor's principal vector, degrees";
-  explicit gst_3d_dip(const param_values& p = param_values::bind(name, params())) : dip_params(name, p) {}
-  dwsr::halo halo() const { return detail::derivative_then_window(kernel); }
-  std::vector<output_spec> outputs() const { return detail::float_outputs({""}); }
-  template <ExecutionContext Ctx>
-  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
-    detail::per_voxel_eigensystem(ctx, in, kernel, out[0].as<float>(), [](const detail::tensor_eigen& e) {
-      const auto v = detail::oriented_principal(e);
-      const float d = std::acos(v[2]) * static_cast<float>(180.0 / std::numbers::pi);
-      return std::isnan(d) ? 0.0f : d;
-    });
+  using principal_angle::principal_angle;
+  static float angle(const std::array<float, 3>& v) {
+    return std::acos(v[2]) * static_cast<float>(180.0 / std::numbers::pi);
   }
 };
 
 /// gst_3d_azm: arctan2(v0, v1) of the GST's oriented principal unit vector, in
 /// degrees [0, 360), NaN -> 0 (the reference's float32 post-processing).
-struct gst_3d_azm : detail::dip_params {
+struct gst_3d_azm : detail::principal_angle<gst_3d_azm> {
   static constexpr std::string_view name = "gst_3d_azm";
-  static constexpr std::string_view family = "dip_azimuth";
   static constexpr std::string_view summary = "azimuth of the structure tensor's principal vector, degrees";
-  explicit gst_3d_azm(const param_values& p = param_values::bind(name, params())) : dip_params(name, p) {}
-  dwsr::halo halo() const { return detail::derivative_then_window(kernel); }
-  std::vector<output_spec> outputs() const { return detail::float_outputs({""}); }
-  template <ExecutionContext Ctx>
-  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
-    detail::per_voxel_eigensystem(ctx, in, kernel, out[0].as<float>(), [](const detail::tensor_eigen& e) {
-      const auto v = detail::oriented_principal(e);
-      float a = std::atan2(v[0], v[1]) * static_cast<float>(180.0 / std::numbers::pi);
-      if (a < 0) a += 360.0f;
-      return std::isnan(a) ? 0.0f : a;
-    });
+  using principal_angle::principal_angle;
+  static float angle(const std::array<float, 3>& v) {
+    const float a = std::atan2(v[0], v[1]) * static_cast<float>(180.0 / std::numbers::pi);
+    return a < 0 ? a + 360.0f : a;
   }
 };
 

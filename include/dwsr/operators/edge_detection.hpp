@@ -93,39 +93,57 @@ void per_voxel_eigenvalues(Ctx& ctx, cube_view<const float> in, const std::array
       });
 }
 
+/// The family's protocol for operator Derived: Params (`kernel`, default 3 x 3
+/// x 9, or `dip_factor` and `kernel`) bound under its name, one float32 output.
+template <class Derived, class Params = kernel_params_of<3, 3, 9>>
+struct edge_op : bound_params<Derived, Params>, float32_output {
+  static constexpr std::string_view family = "edge_detection";
+  using bound_params<Derived, Params>::bound_params;
+};
+
+/// Semblance over the window of `kernel` (the reference has two
+/// implementations of the same math, generic_filter-based and patch-based;
+/// dwsr computes both alike).
+template <class Derived>
+struct semblance_op : edge_op<Derived> {
+  using edge_op<Derived>::edge_op;
+  dwsr::halo halo() const { return window_halo(this->kernel); }
+  template <ExecutionContext Ctx>
+  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
+    semblance(ctx, in, this->kernel, out[0].as<float>());
+  }
+};
+
+/// An attribute Derived::of(e1, e2, e3) of the eigenvalues e1 >= e2 >= e3 of
+/// the structure tensor smoothed over `kernel` (float32 arithmetic as in the
+/// reference; NaN where it divides 0 by 0, as the reference does).
+template <class Derived>
+struct eigenvalue_attribute : edge_op<Derived> {
+  using edge_op<Derived>::edge_op;
+  dwsr::halo halo() const { return window_halo(this->kernel, 1); }
+  template <ExecutionContext Ctx>
+  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
+    per_voxel_eigenvalues(ctx, in, this->kernel, out[0].as<float>(), Derived::of);
+  }
+};
+
 }  // namespace detail
 
-/// Defines a semblance operator (the reference has two implementations of the
-/// same math, generic_filter-based and patch-based; dwsr computes both alike).
-#define DWSR_SEMBLANCE(op_name, doc)                                                                            \
-  struct op_name : detail::kernel_params_of<3, 3, 9> {                                                    \
-    static constexpr std::string_view name = #op_name;                                                          \
-    static constexpr std::string_view family = "edge_detection";                                                \
-    static constexpr std::string_view summary = doc;                                                            \
-    explicit op_name(const param_values& p = param_values::bind(name, params())) : kernel_params_of(name, p) {} \
-    dwsr::halo halo() const { return detail::window_halo(kernel); }                                          \
-    std::vector<output_spec> outputs() const { return {{"", dtype::float32}}; }                                 \
-    template <ExecutionContext Ctx>                                                                             \
-    void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {                       \
-      detail::semblance(ctx, in, kernel, out[0].as<float>());                                                \
-    }                                                                                                           \
-  };
-
 /// semblance: sum over the window of (sum of traces)^2 / sum of squares / traces.
-DWSR_SEMBLANCE(semblance, "windowed semblance: sum (sum of traces)^2 / sum of squares / traces")
+DWSR_DECLARE_OPERATOR(semblance, "windowed semblance: sum (sum of traces)^2 / sum of squares / traces",
+                      detail::semblance_op<semblance>)
 /// semblance2: the reference's patch-based semblance, the same math as semblance.
-DWSR_SEMBLANCE(semblance2, "windowed semblance (the reference's patch-based variant)")
-#undef DWSR_SEMBLANCE
+DWSR_DECLARE_OPERATOR(semblance2, "windowed semblance (the reference's patch-based variant)",
+                      detail::semblance_op<semblance2>)
 
 /// eig_complex: per voxel, the covariance C = Re(A A^H) of the window's analytic
 /// traces A (kernel[0] * kernel[1] traces of kernel[2] samples), then
 /// |lambda_max / sum lambda| = lambda_max / trace(C), NaN -> 0. The reference
 /// sums numpy.linalg.eigvals; for this symmetric matrix that is the trace.
-struct eig_complex : detail::kernel_params_of<3, 3, 9> {
+struct eig_complex : detail::edge_op<eig_complex> {
   static constexpr std::string_view name = "eig_complex";
-  static constexpr std::string_view family = "edge_detection";
   static constexpr std::string_view summary = "largest eigenvalue share of the window's analytic-trace covariance";
-  explicit eig_complex(const param_values& p = param_values::bind(name, params())) : kernel_params_of(name, p) {
+  explicit eig_complex(const param_values& p = param_values::bind(name, params())) : edge_op(p) {
     if (kernel[0] * kernel[1] > detail::largest_eigenvalue_solver::max_size)
       throw invalid_input("parameter 'kernel' of 'eig_complex': " + std::to_string(kernel[0]) + " x " +
                           std::to_string(kernel[1]) + " traces per window exceed the supported " +
@@ -134,7 +152,6 @@ struct eig_complex : detail::kernel_params_of<3, 3, 9> {
   }
   /// The analytic signal needs whole traces; the time window lies inside them.
   dwsr::halo halo() const { return {.radius = {kernel[0] / 2, kernel[1] / 2, 0}, .whole_traces = true}; }
-  std::vector<output_spec> outputs() const { return {{"", dtype::float32}}; }
   template <ExecutionContext Ctx>
   void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
     const auto shape = in.shape();
@@ -187,33 +204,31 @@ struct eig_complex : detail::kernel_params_of<3, 3, 9> {
   }
 };
 
-/// Defines an attribute of the structure tensor's eigenvalues e1 >= e2 >= e3
-/// (float32 arithmetic as in the reference; NaN where it divides 0 by 0, as the
-/// reference does).
-#define DWSR_TENSOR_EIGENVALUES(op_name, doc, expr)                                                              \
-  struct op_name : detail::kernel_params_of<3, 3, 9> {                                                     \
-    static constexpr std::string_view name = #op_name;                                                           \
-    static constexpr std::string_view family = "edge_detection";                                                 \
-    static constexpr std::string_view summary = doc;                                                             \
-    explicit op_name(const param_values& p = param_values::bind(name, params())) : kernel_params_of(name, p) {}  \
-    dwsr::halo halo() const { return detail::window_halo(kernel, 1); }                                        \
-    std::vector<output_spec> outputs() const { return {{"", dtype::float32}}; }                                  \
-    template <ExecutionContext Ctx>                                                                              \
-    void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {                        \
-      detail::per_voxel_eigenvalues(                                                                          \
-          ctx, in, kernel, out[0].as<float>(),                                                                   \
-          []([[maybe_unused]] float e1, [[maybe_unused]] float e2, [[maybe_unused]] float e3) { return expr; }); \
-    }                                                                                                            \
-  };
-
 /// chaos: 2 e2 / (e1 + e3) of the structure tensor smoothed over `kernel`.
-DWSR_TENSOR_EIGENVALUES(chaos, "structure-tensor chaos 2 e2 / (e1 + e3)", (2 * e2) / (e1 + e3))
+struct chaos : detail::eigenvalue_attribute<chaos> {
+  static constexpr std::string_view name = "chaos";
+  static constexpr std::string_view summary = "structure-tensor chaos 2 e2 / (e1 + e3)";
+  using eigenvalue_attribute::eigenvalue_attribute;
+  static float of(float e1, float e2, float e3) { return (2 * e2) / (e1 + e3); }
+};
+
 /// coherence: (e1 - e2) / (e1 + e2) of the structure tensor smoothed over `kernel`.
-DWSR_TENSOR_EIGENVALUES(coherence, "structure-tensor coherence (e1 - e2) / (e1 + e2)", (e1 - e2) / (e1 + e2))
+struct coherence : detail::eigenvalue_attribute<coherence> {
+  static constexpr std::string_view name = "coherence";
+  static constexpr std::string_view summary = "structure-tensor coherence (e1 - e2) / (e1 + e2)";
+  using eigenvalue_attribute::eigenvalue_attribute;
+  static float of(float e1, float e2, float) { return (e1 - e2) / (e1 + e2); }
+};
+
 /// structured_semblance: ((e2 + e3)^2 e1) / ((e2^2 + e3^2) e1) of the smoothed structure tensor.
-DWSR_TENSOR_EIGENVALUES(structured_semblance, "structure-tensor semblance ((e2 + e3)^2 e1) / ((e2^2 + e3^2) e1)",
-                        (((e2 + e3) * (e2 + e3)) * e1) / (((e2 * e2) + (e3 * e3)) * e1))
-#undef DWSR_TENSOR_EIGENVALUES
+struct structured_semblance : detail::eigenvalue_attribute<structured_semblance> {
+  static constexpr std::string_view name = "structured_semblance";
+  static constexpr std::string_view summary = "structure-tensor semblance ((e2 + e3)^2 e1) / ((e2^2 + e3^2) e1)";
+  using eigenvalue_attribute::eigenvalue_attribute;
+  static float of(float e1, float e2, float e3) {
+    return (((e2 + e3) * (e2 + e3)) * e1) / (((e2 * e2) + (e3 * e3)) * e1);
+  }
+};
 
 namespace detail {
 
@@ -252,11 +267,10 @@ struct curvature {
 /// Memory: the dips are computed into the KMPos and KMNeg outputs (the last
 /// outputs written), which then serve as the source of the curvature stream;
 /// each of their slices is overwritten once no later slice needs it.
-struct volume_curvature : detail::dip_params {
+struct volume_curvature : detail::edge_op<volume_curvature, detail::dip_params> {
   static constexpr std::string_view name = "volume_curvature";
-  static constexpr std::string_view family = "edge_detection";
   static constexpr std::string_view summary = "mean, Gaussian and principal curvatures of the gradient dips";
-  explicit volume_curvature(const param_values& p = param_values::bind(name, params())) : dip_params(name, p) {}
+  using edge_op::edge_op;
   /// Dips (1 + kernel / 2), their derivatives (1) and the uniform filter (kernel / 2).
   dwsr::halo halo() const {
     std::array<std::uint64_t, 3> r{};
@@ -337,7 +351,7 @@ struct volume_curvature : detail::dip_params {
           for (std::size_t k = 0; k < 4; ++k) y[k] = field(k).trace(i, j).data();
           for (std::uint64_t t = 0; t < nt; ++t) {
             const auto c = detail::curvature::at(to_dip(il[t]), to_dip(xl[t]), f[0][t], f[1][t], f[2][t], f[3][t],
-                                                    f[4][t], f[5][t]);
+                                                 f[4][t], f[5][t]);
             y[0][t] = c.H, y[1][t] = c.K, y[2][t] = c.Kmax, y[3][t] = c.Kmin;
           }
         }

@@ -18,8 +18,9 @@
 #include <string_view>
 #include <vector>
 
-#include "dwsr/operators/complex_trace.hpp"
+#include "dwsr/operators/detail/analytic_attributes.hpp"
 #include "dwsr/operators/detail/butterworth.hpp"
+#include "dwsr/operators/detail/sample_rate_param.hpp"
 #include "dwsr/operators/detail/wavelet_convolution.hpp"
 #include "dwsr/ops/operator.hpp"
 
@@ -29,20 +30,6 @@ namespace detail {
 
 /// Order of the reference's Butterworth prototypes (a bandpass has twice it).
 inline constexpr int butterworth_order = 6;
-
-/// The reference's `sample_rate` parameter: the sample interval in ms (default 4).
-inline param_spec sample_rate_spec() {
-  return {"sample_rate", param_kind::real, 4.0, "sample interval in milliseconds"};
-}
-
-/// The sample interval in ms, validated.
-inline double sample_interval(const param_values& p) {
-  const double sr = p.real("sample_rate");
-  if (!(sr > 0))
-    throw invalid_input("parameter 'sample_rate' = " + format_value(sr) +
-                        ": expected a positive sample interval in milliseconds");
-  return sr;
-}
 
 /// `name`'s value as a fraction of the Nyquist frequency of sample interval `sr` ms, in (0, 1).
 inline double normalised_cutoff(const param_values& p, const std::string& name, double sr) {
@@ -55,10 +42,9 @@ inline double normalised_cutoff(const param_values& p, const std::string& name, 
 }
 
 /// Operators that read whole traces and write one float32 cube.
-struct along_time {
+struct along_time : float32_output {
   static constexpr std::string_view family = "frequency";
   dwsr::halo halo() const { return {.whole_traces = true}; }
-  std::vector<output_spec> outputs() const { return {{"", dtype::float32}}; }
 };
 
 /// filtfilt of every trace with `filter`, in parallel; one padded trace of
@@ -82,6 +68,24 @@ struct filter_base : along_time {
     filter_traces(ctx, filter, in, out[0].as<float>());
   }
   butterworth filter;
+};
+
+/// An order-6 Butterworth filter with one cutoff `freq` in Hz (lowpass or highpass).
+template <class Derived, band_kind Kind>
+struct cutoff_filter : filter_base {
+  static std::vector<param_spec> params() {
+    return {{"freq", param_kind::real, 30.0, "cutoff frequency in Hz (-3 dB per pass, -6 dB after both)"},
+            sample_rate_spec()};
+  }
+  explicit cutoff_filter(const param_values& p = param_values::bind(Derived::name, params()))
+      : filter_base(design(p)), freq(p.real("freq")), sample_rate(p.real("sample_rate")) {}
+  double freq, sample_rate;
+
+ private:
+  static butterworth design(const param_values& p) {
+    const double sr = sample_interval(p);
+    return {Kind, butterworth_order, normalised_cutoff(p, "freq", sr)};
+  }
 };
 
 /// The reference's wavelet time axis, numpy.arange(-0.256, 0.256, sr) for a
@@ -141,24 +145,8 @@ inline double numpy_sinc(double x) {
 /// the reference: dwsr designs and filters in double precision (second-order
 /// sections), the reference casts the coefficients to float32 and filters in
 /// float32.
-struct lowpass_filter : detail::filter_base {
-  static constexpr std::string_view name = "lowpass_filter";
-  static constexpr std::string_view summary = "zero-phase order-6 Butterworth lowpass along time";
-  static std::vector<param_spec> params() {
-    return {{"freq", param_kind::real, 30.0, "cutoff frequency in Hz (-3 dB per pass, -6 dB after both)"},
-            detail::sample_rate_spec()};
-  }
-  explicit lowpass_filter(const param_values& p = param_values::bind(name, params()))
-      : filter_base(design(p)), freq(p.real("freq")), sample_rate(p.real("sample_rate")) {}
-  double freq, sample_rate;
-
- private:
-  static detail::butterworth design(const param_values& p) {
-    const double sr = detail::sample_interval(p);
-    return {detail::band_kind::lowpass, detail::butterworth_order,
-            detail::normalised_cutoff(p, "freq", sr)};
-  }
-};
+DWSR_DECLARE_OPERATOR(lowpass_filter, "zero-phase order-6 Butterworth lowpass along time",
+                      detail::cutoff_filter<lowpass_filter, detail::band_kind::lowpass>)
 
 /// highpass_filter: order-6 Butterworth highpass at `freq` Hz, zero-phase along
 /// time like lowpass_filter. Differs from the reference, whose HighpassFilter
@@ -166,24 +154,8 @@ struct lowpass_filter : detail::filter_base {
 /// design is used): dwsr's is a true highpass (tested analytically: a sine
 /// above the cutoff passes, one below is attenuated by |H(f)|^2), designed and
 /// applied in double precision.
-struct highpass_filter : detail::filter_base {
-  static constexpr std::string_view name = "highpass_filter";
-  static constexpr std::string_view summary = "zero-phase order-6 Butterworth highpass along time";
-  static std::vector<param_spec> params() {
-    return {{"freq", param_kind::real, 30.0, "cutoff frequency in Hz (-3 dB per pass, -6 dB after both)"},
-            detail::sample_rate_spec()};
-  }
-  explicit highpass_filter(const param_values& p = param_values::bind(name, params()))
-      : filter_base(design(p)), freq(p.real("freq")), sample_rate(p.real("sample_rate")) {}
-  double freq, sample_rate;
-
- private:
-  static detail::butterworth design(const param_values& p) {
-    const double sr = detail::sample_interval(p);
-    return {detail::band_kind::highpass, detail::butterworth_order,
-            detail::normalised_cutoff(p, "freq", sr)};
-  }
-};
+DWSR_DECLARE_OPERATOR(highpass_filter, "zero-phase order-6 Butterworth highpass along time",
+                      detail::cutoff_filter<highpass_filter, detail::band_kind::highpass>)
 
 /// bandpass_filter: Butterworth bandpass between `freq_lp` and `freq_hp` Hz
 /// (order-6 prototype, order 12 in all), zero-phase along time (padding 39
@@ -224,8 +196,7 @@ struct cwt_ricker : detail::along_time {
   static constexpr std::string_view name = "cwt_ricker";
   static constexpr std::string_view summary = "convolution along time with a 0.512 s Ricker wavelet";
   static std::vector<param_spec> params() {
-    return {{"freq", param_kind::real, 25.0, "peak frequency of the Ricker wavelet in Hz"},
-            detail::sample_rate_spec()};
+    return {{"freq", param_kind::real, 25.0, "peak frequency of the Ricker wavelet in Hz"}, detail::sample_rate_spec()};
   }
   explicit cwt_ricker(const param_values& p = param_values::bind(name, params()))
       : freq(p.real("freq")), sample_rate(detail::sample_interval(p)) {
@@ -432,8 +403,8 @@ struct rgb_blending : detail::sample_rate_param {
           std::int64_t* dst = y.trace(il, x).data();
           for (std::uint64_t t = 0; t < nt; ++t)
             dst[t] = detail::blend(detail::grey(detail::envelope_of(a[t]), lo[0], hi[0]),
-                                        detail::grey(detail::cosine_phase_of(a[t]), lo[1], hi[1]),
-                                        detail::grey(freq[t], lo[2], hi[2]));
+                                   detail::grey(detail::cosine_phase_of(a[t]), lo[1], hi[1]),
+                                   detail::grey(freq[t], lo[2], hi[2]));
         });
   }
 };

@@ -27,10 +27,45 @@ namespace dwsr::operators {
 
 namespace detail {
 
-/// Shared by the family: one float32 output and a name.
-struct noise_reduction_op {
+/// Shared by the family: one float32 output.
+struct noise_reduction_op : float32_output {
   static constexpr std::string_view family = "noise_reduction";
-  std::vector<output_spec> outputs() const { return {{"", dtype::float32}}; }
+};
+
+/// The window's upper median (rank size // 2, as scipy), by exact selection.
+struct window_median {
+  template <class Ctx>
+  static void apply(Ctx& ctx, cube_view<const float> in, float* y, const std::array<std::uint64_t, 3>& k) {
+    rank_filter(ctx, in.data(), y, in.shape(), k, k[0] * k[1] * k[2] / 2);
+  }
+};
+
+/// The window's mean: uniform passes along inline, crossline, time; size-1 axes skipped.
+struct window_mean {
+  template <class Ctx>
+  static void apply(Ctx& ctx, cube_view<const float> in, float* y, const std::array<std::uint64_t, 3>& k) {
+    kernel_bank<Ctx> bank(ctx,
+                          {kernel_recipe::uniform(k[0]), kernel_recipe::uniform(k[1]), kernel_recipe::uniform(k[2])});
+    std::array<filter_pass, 3> passes;
+    std::size_t n = 0;
+    for (int a = 0; a < 3; ++a)
+      if (k[std::size_t(a)] > 1) passes[n++] = {a, bank[std::size_t(a)]};
+    separable_filter(ctx, in.data(), y, in.shape(), std::span(passes.data(), n));
+  }
+};
+
+/// Operator Derived: Filter::apply over a box window of `kernel` (default 3 x 3
+/// x 3), then NaN -> 0.
+template <class Derived, class Filter>
+struct box_filter : noise_reduction_op, bound_params<Derived, kernel_params> {
+  using bound_params<Derived, kernel_params>::bound_params;
+  dwsr::halo halo() const { return window_halo(this->kernel); }
+  template <ExecutionContext Ctx>
+  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
+    auto y = out[0].as<float>();
+    Filter::apply(ctx, in, y.data(), this->kernel);
+    transform_in_place(ctx, y.data(), y.size(), nan_to_zero);
+  }
 };
 
 }  // namespace detail
@@ -81,44 +116,12 @@ struct gaussian : detail::noise_reduction_op {
 /// median: scipy.ndimage.median_filter(x, size=kernel), NaN -> 0. Exact
 /// selection, so finite results equal scipy's bit for bit (even sizes: the
 /// upper median, rank size // 2, as scipy).
-struct median : detail::noise_reduction_op {
-  static constexpr std::string_view name = "median";
-  static constexpr std::string_view summary = "3-D median filter of a box window (scipy median_filter, reflect)";
-  static std::vector<param_spec> params() { return {detail::kernel_spec(3, 3, 3)}; }
-  explicit median(const param_values& p = param_values::bind(name, params())) : kernel(detail::kernel_value(name, p)) {}
-  dwsr::halo halo() const { return detail::window_halo(kernel); }
-  template <ExecutionContext Ctx>
-  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
-    auto y = out[0].as<float>();
-    detail::rank_filter(ctx, in.data(), y.data(), in.shape(), kernel, kernel[0] * kernel[1] * kernel[2] / 2);
-    detail::transform_in_place(ctx, y.data(), y.size(), detail::nan_to_zero);
-  }
-  std::array<std::uint64_t, 3> kernel;
-};
+DWSR_DECLARE_OPERATOR(median, "3-D median filter of a box window (scipy median_filter, reflect)",
+                      detail::box_filter<median, detail::window_median>)
 
 /// convolution: scipy.ndimage.uniform_filter(x, size=kernel) (the mean over a
 /// box window), NaN -> 0. Passes along inline, crossline, time; size-1 axes skipped.
-struct convolution : detail::noise_reduction_op {
-  static constexpr std::string_view name = "convolution";
-  static constexpr std::string_view summary = "3-D box mean filter (scipy uniform_filter, reflect)";
-  static std::vector<param_spec> params() { return {detail::kernel_spec(3, 3, 3)}; }
-  explicit convolution(const param_values& p = param_values::bind(name, params()))
-      : kernel(detail::kernel_value(name, p)) {}
-  dwsr::halo halo() const { return detail::window_halo(kernel); }
-  template <ExecutionContext Ctx>
-  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
-    auto y = out[0].as<float>();
-    using detail::kernel_recipe;
-    detail::kernel_bank<Ctx> bank(
-        ctx, {kernel_recipe::uniform(kernel[0]), kernel_recipe::uniform(kernel[1]), kernel_recipe::uniform(kernel[2])});
-    std::array<detail::filter_pass, 3> passes;
-    std::size_t n = 0;
-    for (int a = 0; a < 3; ++a)
-      if (kernel[std::size_t(a)] > 1) passes[n++] = {a, bank[std::size_t(a)]};
-    detail::separable_filter(ctx, in.data(), y.data(), in.shape(), std::span(passes.data(), n));
-    detail::transform_in_place(ctx, y.data(), y.size(), detail::nan_to_zero);
-  }
-  std::array<std::uint64_t, 3> kernel;
-};
+DWSR_DECLARE_OPERATOR(convolution, "3-D box mean filter (scipy uniform_filter, reflect)",
+                      detail::box_filter<convolution, detail::window_mean>)
 
 }  // namespace dwsr::operators

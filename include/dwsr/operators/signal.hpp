@@ -31,9 +31,8 @@ namespace dwsr::operators {
 namespace detail {
 
 /// Shared by the family: one float32 output.
-struct signal_op {
+struct signal_op : float32_output {
   static constexpr std::string_view family = "signal";
-  std::vector<output_spec> outputs() const { return {{"", dtype::float32}}; }
 };
 
 /// The `axis` parameter (-3 to 2) as 0, 1 or 2, or invalid_input.
@@ -46,21 +45,22 @@ inline int derivative_axis(std::string_view op, const param_values& p) {
 }
 
 /// A derivative along one axis with smoothing along the other two: the
-/// reference's FirstDerivative / SecondDerivative. Stencil::derivative and
-/// Stencil::smoothing are kernel_recipes of the same odd size.
-template <class Stencil>
+/// reference's FirstDerivative / SecondDerivative, operator Derived.
+/// Stencil::derivative and Stencil::smoothing are kernel_recipes of the same odd size.
+template <class Derived, class Stencil>
 struct derivative_op : signal_op {
   static std::vector<param_spec> params() {
     return {{"axis", param_kind::integer, -1.0, "axis to differentiate: 0 inline, 1 crossline, 2 or -1 time"}};
   }
-  explicit derivative_op(std::string_view op, const param_values& p) : axis(derivative_axis(op, p)) {}
+  explicit derivative_op(const param_values& p = param_values::bind(Derived::name, params()))
+      : axis(derivative_axis(Derived::name, p)) {}
   dwsr::halo halo() const {
     const auto r = Stencil::derivative().size() / 2;
     return {.radius = {r, r, r}};
   }
   /// Derivative along `axis`, then smoothing along the other axes in ascending order.
   template <ExecutionContext Ctx>
-  void apply(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
+  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
     detail::kernel_bank<Ctx> bank(ctx, {Stencil::derivative(), Stencil::smoothing()});
     std::array<detail::filter_pass, 3> passes{{{axis, bank[0]}}};
     std::size_t n = 1;
@@ -120,39 +120,24 @@ inline void histogram_edges(float lo, float hi, float* edges) {
 /// 0.178947] along the two other axes (ascending), reflect borders. Differs
 /// from the reference for axis -2 and -3 only: the reference compares those to
 /// non-negative axis numbers and so smooths the wrong axes; dwsr treats them as 1 and 0.
-struct first_derivative : detail::derivative_op<detail::first_stencil> {
-  static constexpr std::string_view name = "first_derivative";
-  static constexpr std::string_view summary = "3-tap derivative along an axis, smoothed along the others";
-  explicit first_derivative(const param_values& p = param_values::bind(name, params())) : derivative_op(name, p) {}
-  template <ExecutionContext Ctx>
-  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
-    apply(ctx, in, out);
-  }
-};
+DWSR_DECLARE_OPERATOR(first_derivative, "3-tap derivative along an axis, smoothed along the others",
+                      detail::derivative_op<first_derivative, detail::first_stencil>)
 
 /// second_derivative: the reference's 5-tap second-derivative stencil along
 /// `axis`, 5-tap smoothing along the two others (axis numbering as first_derivative).
-struct second_derivative : detail::derivative_op<detail::second_stencil> {
-  static constexpr std::string_view name = "second_derivative";
-  static constexpr std::string_view summary = "5-tap second derivative along an axis, smoothed along the others";
-  explicit second_derivative(const param_values& p = param_values::bind(name, params())) : derivative_op(name, p) {}
-  template <ExecutionContext Ctx>
-  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
-    apply(ctx, in, out);
-  }
-};
+DWSR_DECLARE_OPERATOR(second_derivative, "5-tap second derivative along an axis, smoothed along the others",
+                      detail::derivative_op<second_derivative, detail::second_stencil>)
 
 /// histogram_equalization: the cube's CDF over 255 bins spanning [min, max],
 /// interpolated (numpy.interp, float64) at bin centres. Two reduction passes:
 /// min/max, then integer bin counts. Non-finite samples are left out of the
 /// statistics (the reference fails or returns NaN everywhere on them); NaN
 /// maps to NaN, +-inf to the CDF's ends.
-struct histogram_equalization : detail::signal_op {
+struct histogram_equalization : detail::signal_op, detail::no_params {
   static constexpr std::string_view name = "histogram_equalization";
   static constexpr std::string_view summary = "cumulative histogram (255 bins over the cube's range) of each sample";
   static constexpr std::size_t bins = 255;
-  static std::vector<param_spec> params() { return {}; }
-  explicit histogram_equalization(const param_values& = {}) {}
+  using no_params::no_params;
   dwsr::halo halo() const { return {}; }
   std::size_t reduction_passes() const { return 2; }
 
@@ -217,14 +202,6 @@ struct histogram_equalization : detail::signal_op {
           },
           1 << 14);
     }
-  }
-
-  /// Reduces `in` itself, then runs.
-  template <ExecutionContext Ctx>
-  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
-    reduction r;
-    for (std::size_t pass = 0; pass < reduction_passes(); ++pass) reduce(ctx, in, pass, r);
-    run(ctx, in, out, r);
   }
 
  private:
@@ -334,17 +311,15 @@ struct rescale_amplitude_range : detail::signal_op {
 /// rms: sqrt of the mean of x^2 over a box window `kernel` (reflect borders),
 /// NaN -> 0. Computed as uniform passes over x^2 in the output (time,
 /// crossline, inline), then sqrt: no patch array.
-struct rms : detail::signal_op {
+struct rms : detail::signal_op, detail::bound_params<rms, detail::kernel_params_of<1, 1, 9>> {
   static constexpr std::string_view name = "rms";
   static constexpr std::string_view summary = "root mean square over a window";
-  static std::vector<param_spec> params() { return {detail::kernel_spec(1, 1, 9)}; }
-  explicit rms(const param_values& p = param_values::bind(name, params())) : kernel(detail::kernel_value(name, p)) {}
-  dwsr::halo halo() const { return {.radius = {kernel[0] / 2, kernel[1] / 2, kernel[2] / 2}}; }
+  using bound_params::bound_params;
+  dwsr::halo halo() const { return detail::window_halo(kernel); }
   template <ExecutionContext Ctx>
   void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
     detail::windowed_rms(ctx, in, out[0].as<float>().data(), kernel);
   }
-  std::array<std::uint64_t, 3> kernel;
 };
 
 /// rms2: the reference's second RMS implementation; same values as rms.
@@ -359,12 +334,10 @@ struct rms2 : rms {
 /// the reference, the kernel must span one trace (1, 1, n): a reduction folds
 /// blocks without their halo, so a window across traces would make chunked
 /// results differ from whole-cube ones.
-struct trace_agc : detail::signal_op {
+struct trace_agc : detail::signal_op, detail::kernel_params_of<1, 1, 9> {
   static constexpr std::string_view name = "trace_agc";
   static constexpr std::string_view summary = "automatic gain control: x (1.5 - rms / max rms)";
-  static std::vector<param_spec> params() { return {detail::kernel_spec(1, 1, 9)}; }
-  explicit trace_agc(const param_values& p = param_values::bind(name, params()))
-      : kernel(detail::kernel_value(name, p)) {
+  explicit trace_agc(const param_values& p = param_values::bind(name, params())) : kernel_params_of(name, p) {
     if (kernel[0] != 1 || kernel[1] != 1)
       throw invalid_input("parameter 'kernel' of 'trace_agc' = " + format_value(p.reals("kernel")) +
                           ": expected a window within one trace, 1,1,n (e.g. 1,1,9)");
@@ -430,15 +403,6 @@ struct trace_agc : detail::signal_op {
           1 << 14);
     }
   }
-
-  /// Reduces `in` itself, then runs.
-  template <ExecutionContext Ctx>
-  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
-    reduction r;
-    reduce(ctx, in, 0, r);
-    run(ctx, in, out, r);
-  }
-  std::array<std::uint64_t, 3> kernel;
 };
 
 /// gradient_magnitude: scipy.ndimage.gaussian_gradient_magnitude(x, sigmas)
@@ -457,7 +421,7 @@ struct gradient_magnitude : detail::signal_op {
       : sigmas(detail::gaussian_sigmas(name, p, false)) {}
   dwsr::halo halo() const {
     return {.radius = {detail::gaussian_radius(sigmas[0], truncate), detail::gaussian_radius(sigmas[1], truncate),
-             detail::gaussian_radius(sigmas[2], truncate)}};
+                       detail::gaussian_radius(sigmas[2], truncate)}};
   }
   template <ExecutionContext Ctx>
   void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
@@ -507,12 +471,11 @@ struct gradient_magnitude : detail::signal_op {
 /// reflection_intensity: the trapezoid integral (numpy.trapz) of the
 /// kernel[2] samples around each sample along time, reflect borders, NaN -> 0.
 /// As in the reference, only the time extent of `kernel` is used.
-struct reflection_intensity : detail::signal_op {
+struct reflection_intensity : detail::signal_op,
+                              detail::bound_params<reflection_intensity, detail::kernel_params_of<1, 1, 9>> {
   static constexpr std::string_view name = "reflection_intensity";
   static constexpr std::string_view summary = "trapezoid integral of the amplitude over a time window";
-  static std::vector<param_spec> params() { return {detail::kernel_spec(1, 1, 9)}; }
-  explicit reflection_intensity(const param_values& p = param_values::bind(name, params()))
-      : kernel(detail::kernel_value(name, p)) {}
+  using bound_params::bound_params;
   dwsr::halo halo() const { return {.radius = {0, 0, kernel[2] / 2}}; }
   template <ExecutionContext Ctx>
   void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
@@ -522,7 +485,6 @@ struct reflection_intensity : detail::signal_op {
     detail::separable_filter(ctx, in.data(), y.data(), in.shape(), pass);
     detail::transform_in_place(ctx, y.data(), y.size(), detail::nan_to_zero);
   }
-  std::array<std::uint64_t, 3> kernel;
 };
 
 }  // namespace dwsr::operators

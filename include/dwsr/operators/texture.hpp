@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dwsr/operators/detail/common.hpp"
 #include "dwsr/operators/detail/glcm.hpp"
 #include "dwsr/operators/detail/local_binary_pattern.hpp"
 #include "dwsr/ops/operator.hpp"
@@ -50,7 +51,7 @@ constexpr std::uint64_t wrap(std::int64_t i, std::uint64_t n) {
 /// validation, the cube-wide min/max reduction and the sliding-window run.
 /// Derived supplies name and summary.
 template <class Derived, detail::glcm_property Prop>
-struct glcm_base {
+struct glcm_base : float32_output {
   static constexpr std::string_view family = "texture";
 
   /// The reference's parameters and defaults.
@@ -86,8 +87,6 @@ struct glcm_base {
 
   /// window // 2 across crosslines and samples; the quantisation needs the cube's min and max.
   dwsr::halo halo() const { return {.radius = {0, std::uint64_t(geometry.kh), std::uint64_t(geometry.kw)}}; }
-  /// One float32 output.
-  std::vector<output_spec> outputs() const { return {{"", dtype::float32}}; }
   /// One pass: the cube's min and max.
   std::size_t reduction_passes() const { return 1; }
 
@@ -116,14 +115,6 @@ struct glcm_base {
         acc.values[1] = std::max(acc.values[1], double(partial[s * per_slot + 1]));
       }
     }
-  }
-
-  /// Whole-cube run: reduces `in`, then runs.
-  template <ExecutionContext Ctx>
-  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
-    reduction r;
-    reduce(ctx, in, 0, r);
-    run(ctx, in, out, r);
   }
 
   /// Runs on a block (extended by the halo) with the cube's {min, max}.
@@ -186,11 +177,11 @@ struct glcm_base {
 }  // namespace detail
 
 /// Defines a GLCM property operator.
-#define DWSR_GLCM_OPERATOR(op_name, prop, doc)                                  \
+#define DWSR_GLCM_OPERATOR(op_name, prop, doc)                               \
   struct op_name : detail::glcm_base<op_name, detail::glcm_property::prop> { \
-    static constexpr std::string_view name = #op_name;                          \
-    static constexpr std::string_view summary = doc;                            \
-    using glcm_base::glcm_base;                                                 \
+    static constexpr std::string_view name = #op_name;                       \
+    static constexpr std::string_view summary = doc;                         \
+    using glcm_base::glcm_base;                                              \
   };
 
 // Each GLCM operator: per inline slice, quantise the samples to `levels` grey
@@ -246,7 +237,8 @@ struct lbp2d {
   /// R across crosslines and samples (the reference wraps at the cube's faces).
   /// Borders wrap periodically within each inline slice: crossline and time stay whole.
   dwsr::halo halo() const {
-    return {.radius = {0, std::uint64_t(radius), std::uint64_t(radius)}, .whole_traces = true, .whole_crosslines = true};
+    return {
+        .radius = {0, std::uint64_t(radius), std::uint64_t(radius)}, .whole_traces = true, .whole_crosslines = true};
   }
   /// One float32 output: codes in [0, 2^P).
   std::vector<output_spec> outputs() const { return {{"", dtype::float32}}; }
@@ -291,7 +283,7 @@ struct lbp2d {
     if (!(radius >= 1 && radius <= 1000)) detail::bad_param(name, "radius", radius, "a positive whole number");
     if (!(per_unit >= 1 && radius * per_unit <= detail::lbp_circle::max_points))
       detail::bad_param(name, "neighboors", per_unit,
-                           "a positive whole number with neighboors * radius <= 31 (scikit-image's int32 codes)");
+                        "a positive whole number with neighboors * radius <= 31 (scikit-image's int32 codes)");
     return static_cast<int>(radius * per_unit);
   }
 };
@@ -315,7 +307,9 @@ struct lbp3d {
 
   /// One voxel per side on every axis (the reference wraps at the cube's faces).
   /// Borders wrap periodically on every axis: the cube is never split.
-  dwsr::halo halo() const { return {.radius = {1, 1, 1}, .whole_traces = true, .whole_inlines = true, .whole_crosslines = true}; }
+  dwsr::halo halo() const {
+    return {.radius = {1, 1, 1}, .whole_traces = true, .whole_inlines = true, .whole_crosslines = true};
+  }
   /// One float32 output: codes in [0, 255].
   std::vector<output_spec> outputs() const { return {{"", dtype::float32}}; }
 
@@ -332,8 +326,7 @@ struct lbp3d {
           const float* corner[4];  // (inline, crossline) = (-,-), (-,+), (+,-), (+,+)
           for (int a = 0; a < 2; ++a)
             for (int c = 0; c < 2; ++c)
-              corner[2 * a + c] =
-                  in.trace(detail::wrap(il + 2 * a - 1, ni), detail::wrap(x + 2 * c - 1, nx)).data();
+              corner[2 * a + c] = in.trace(detail::wrap(il + 2 * a - 1, ni), detail::wrap(x + 2 * c - 1, nx)).data();
           const float* centre = in.trace(tr).data();
           float* dst = y.trace(tr).data();
           auto code = [&](std::uint64_t t, std::uint64_t before, std::uint64_t after) {

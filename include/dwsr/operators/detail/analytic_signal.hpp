@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <mutex>
 #include <optional>
+#include <tuple>
+#include <utility>
 
 #include "dwsr/memory/buffer.hpp"
 
@@ -26,29 +28,43 @@ constexpr std::uint64_t aligned_stride(std::uint64_t n, std::uint64_t element_by
   return (n + per_line - 1) / per_line * per_line;
 }
 
+/// A forward and a backward single-precision FFTW plan, created and destroyed
+/// under the planner lock. FFTW keeps its own twiddle tables (a few KiB for
+/// seismic trace lengths): library memory, not an event.
+class fftw_plans {
+ public:
+  /// make() returns the plans {forward, backward}; it runs under the lock.
+  template <class Make>
+  explicit fftw_plans(Make&& make) {
+    std::lock_guard lock(fftw_planner_mutex());
+    std::tie(forward, backward) = make();
+  }
+  fftw_plans(const fftw_plans&) = delete;
+  fftw_plans& operator=(const fftw_plans&) = delete;
+  ~fftw_plans() {
+    std::lock_guard lock(fftw_planner_mutex());
+    fftwf_destroy_plan(forward);
+    fftwf_destroy_plan(backward);
+  }
+  fftwf_plan forward;
+  fftwf_plan backward;
+};
+
 /// The two FFTW plans of an analytic signal of length n: real-to-complex forward
-/// and an in-place complex backward transform. FFTW keeps its own twiddle
-/// tables (a few KiB for seismic trace lengths): library memory, not an event.
+/// and an in-place complex backward transform.
 class analytic_plan {
  public:
-  analytic_plan(std::uint64_t n, float* real, std::complex<float>* spectrum) : n_(n) {
-    auto* c = reinterpret_cast<fftwf_complex*>(spectrum);
-    std::lock_guard lock(fftw_planner_mutex());
-    forward_ = fftwf_plan_dft_r2c_1d(static_cast<int>(n), real, c, FFTW_ESTIMATE);
-    backward_ = fftwf_plan_dft_1d(static_cast<int>(n), c, c, FFTW_BACKWARD, FFTW_ESTIMATE);
-  }
-  analytic_plan(const analytic_plan&) = delete;
-  analytic_plan& operator=(const analytic_plan&) = delete;
-  ~analytic_plan() {
-    std::lock_guard lock(fftw_planner_mutex());
-    fftwf_destroy_plan(forward_);
-    fftwf_destroy_plan(backward_);
-  }
+  analytic_plan(std::uint64_t n, float* real, std::complex<float>* spectrum)
+      : n_(n), plans_([&] {
+          auto* c = reinterpret_cast<fftwf_complex*>(spectrum);
+          return std::pair(fftwf_plan_dft_r2c_1d(static_cast<int>(n), real, c, FFTW_ESTIMATE),
+                           fftwf_plan_dft_1d(static_cast<int>(n), c, c, FFTW_BACKWARD, FFTW_ESTIMATE));
+        }) {}
 
   /// out = analytic signal of `real` (both length n; `real` is preserved).
   void transform(float* real, std::complex<float>* out) const {
     auto* c = reinterpret_cast<fftwf_complex*>(out);
-    fftwf_execute_dft_r2c(forward_, real, c);
+    fftwf_execute_dft_r2c(plans_.forward, real, c);
     // Keep DC (and Nyquist for even n), double positive frequencies, zero the
     // negative ones, and fold in the inverse transform's 1/n.
     const std::uint64_t half = n_ / 2;  // r2c filled bins [0, half]
@@ -57,13 +73,12 @@ class analytic_plan {
     for (std::uint64_t k = 1; k < (n_ + 1) / 2; ++k) out[k] *= 2.0f * scale;
     if (n_ % 2 == 0 && n_ > 1) out[half] *= scale;
     for (std::uint64_t k = half + 1; k < n_; ++k) out[k] = 0.0f;
-    fftwf_execute_dft(backward_, c, c);
+    fftwf_execute_dft(plans_.backward, c, c);
   }
 
  private:
   std::uint64_t n_;
-  fftwf_plan forward_;
-  fftwf_plan backward_;
+  fftw_plans plans_;
 };
 
 /// Scratch for analytic signals of length n on T threads: one real and one

@@ -10,11 +10,11 @@
 
 #include <complex>
 #include <cstdint>
-#include <mutex>
 #include <optional>
+#include <utility>
 
-#include "dwsr/operators/detail/analytic_signal.hpp"
 #include "dwsr/memory/buffer.hpp"
+#include "dwsr/operators/detail/analytic_signal.hpp"
 
 namespace dwsr::operators::detail {
 
@@ -31,30 +31,22 @@ inline std::uint64_t fast_fft_length(std::uint64_t n) {
 /// The forward real-to-complex and backward complex-to-real plans of length L.
 class real_fft_pair {
  public:
-  real_fft_pair(std::uint64_t l, float* real, std::complex<float>* spectrum) {
-    auto* c = reinterpret_cast<fftwf_complex*>(spectrum);
-    std::lock_guard lock(fftw_planner_mutex());
-    forward_ = fftwf_plan_dft_r2c_1d(static_cast<int>(l), real, c, FFTW_ESTIMATE);
-    backward_ = fftwf_plan_dft_c2r_1d(static_cast<int>(l), c, real, FFTW_ESTIMATE);
-  }
-  real_fft_pair(const real_fft_pair&) = delete;
-  real_fft_pair& operator=(const real_fft_pair&) = delete;
-  ~real_fft_pair() {
-    std::lock_guard lock(fftw_planner_mutex());
-    fftwf_destroy_plan(forward_);
-    fftwf_destroy_plan(backward_);
-  }
+  real_fft_pair(std::uint64_t l, float* real, std::complex<float>* spectrum)
+      : plans_([&] {
+          auto* c = reinterpret_cast<fftwf_complex*>(spectrum);
+          return std::pair(fftwf_plan_dft_r2c_1d(static_cast<int>(l), real, c, FFTW_ESTIMATE),
+                           fftwf_plan_dft_c2r_1d(static_cast<int>(l), c, real, FFTW_ESTIMATE));
+        }) {}
   void forward(float* real, std::complex<float>* spectrum) const {
-    fftwf_execute_dft_r2c(forward_, real, reinterpret_cast<fftwf_complex*>(spectrum));
+    fftwf_execute_dft_r2c(plans_.forward, real, reinterpret_cast<fftwf_complex*>(spectrum));
   }
   /// Overwrites `spectrum` (FFTW's complex-to-real transforms destroy their input).
   void backward(std::complex<float>* spectrum, float* real) const {
-    fftwf_execute_dft_c2r(backward_, reinterpret_cast<fftwf_complex*>(spectrum), real);
+    fftwf_execute_dft_c2r(plans_.backward, reinterpret_cast<fftwf_complex*>(spectrum), real);
   }
 
  private:
-  fftwf_plan forward_;
-  fftwf_plan backward_;
+  fftw_plans plans_;
 };
 
 /// Convolves traces of n samples with one wavelet on T threads. Memory, all
