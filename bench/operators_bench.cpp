@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "dwsr/operators/catalogue.hpp"
-#include "dwsr/io/synthetic.hpp"
 #include "dwsr/graph/execute.hpp"
+#include "dwsr/io/synthetic.hpp"
+#include "dwsr/operators/catalogue.hpp"
 
 namespace {
 
@@ -60,7 +60,11 @@ void run_meta(benchmark::State& state, const dwsr::operator_entry* entry) {
 const bool registered = [] {
   for (const auto& e : dwsr::operators::catalogue().entries()) {
     benchmark::RegisterBenchmark(("real/" + e.name).c_str(), run_real, &e)
-        ->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
+        ->Arg(1)
+        ->Arg(2)
+        ->ArgName("threads")
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
     benchmark::RegisterBenchmark(("meta/" + e.name).c_str(), run_meta, &e)->Unit(benchmark::kMicrosecond);
   }
   return true;

@@ -19,7 +19,7 @@
 
 #include "dwsr/core/random.hpp"
 #include "dwsr/io/source.hpp"
-#include "io/temp_dir.hpp"
+#include "io/io_test_support.hpp"
 
 // Counts this thread's operator new calls, to show that read_window allocates
 // nothing. Forwards to malloc / free, so the rest of io_test is unaffected.
@@ -56,6 +56,7 @@ using dwsr::io::cube_source;
 using dwsr::io::segy_sorting;
 using dwsr::io::segy_source;
 using dwsr::io::synthetic_source;
+using dwsr::test::require_error;
 using dwsr::test::temp_dir;
 
 namespace {
@@ -160,16 +161,6 @@ std::uint64_t allocations_during(F&& f) {
   const auto before = allocations;
   f();
   return allocations - before;
-}
-
-template <class E, class F>
-void require_error(F&& f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-    FAIL("expected an exception");
-  } catch (const E& e) {
-    for (const auto& p : parts) CHECK_THAT(e.what(), Catch::Matchers::Contains(p));
-  }
 }
 
 /// SEG-Y files byte by byte, for the orders, formats and byte orders that
@@ -338,13 +329,19 @@ TEST_CASE("window: concurrent reads from several workers", "[io][window]") {
   }
 }
 
+/// The synthetic cube of `s` and `seed`, also written as c.npy and c.sgy in `dir`.
+std::vector<float> cube_files(const std::filesystem::path& dir, shape3 s, std::uint64_t seed) {
+  std::vector<float> cube(s.voxels());
+  dwsr::io::generate_synthetic(s, seed, cube.data());
+  dwsr::io::write_npy(dir / "c.npy", dwsr::cube_view<const float>(cube.data(), s));
+  dwsr::io::write_segy(dir / "c.sgy", {cube.data(), s}, 4000);
+  return cube;
+}
+
 TEST_CASE("window: reading a window allocates nothing, the first read included", "[io][window]") {
   temp_dir dir;
   const shape3 s{6, 8, 50};
-  std::vector<float> cube(s.voxels());
-  dwsr::io::generate_synthetic(s, 2, cube.data());
-  dwsr::io::write_npy(dir / "c.npy", dwsr::cube_view<const float>(cube.data(), s));
-  dwsr::io::write_segy(dir / "c.sgy", {cube.data(), s}, 4000);
+  const auto cube = cube_files(dir.path(), s, 2);
   std::vector<std::uint64_t> order(s.traces());
   std::iota(order.rbegin(), order.rend(), 0);  // reversed: unsorted
   dwsr::test::write_raw(dir / "u.sgy", segy_file_maker{1, true, 0}.bytes(cube, s, order));
@@ -363,10 +360,7 @@ TEST_CASE("window: reading a window allocates nothing, the first read included",
 TEST_CASE("window: windows outside the cube and truncated files are errors", "[io][window]") {
   temp_dir dir;
   const shape3 s{3, 4, 20};
-  std::vector<float> cube(s.voxels());
-  dwsr::io::generate_synthetic(s, 5, cube.data());
-  dwsr::io::write_npy(dir / "c.npy", dwsr::cube_view<const float>(cube.data(), s));
-  dwsr::io::write_segy(dir / "c.sgy", {cube.data(), s}, 4000);
+  const auto cube = cube_files(dir.path(), s, 5);
   std::vector<float> dst(s.voxels() * 2);
   for (const std::string& spec :
        {std::string("synthetic:3x4x20:5"), (dir / "c.npy").string(), (dir / "c.sgy").string()}) {

@@ -44,7 +44,11 @@ class derivative_stream {
   using source_fn = std::function<void(std::uint64_t il, float* slice)>;
 
   derivative_stream(Ctx& ctx, shape3 shape, time_difference diff, source_fn source)
-      : ctx_(&ctx), shape_(shape), slice_(shape.crosslines * shape.samples), diff_(diff), source_(std::move(source)),
+      : ctx_(&ctx),
+        shape_(shape),
+        slice_(shape.crosslines * shape.samples),
+        diff_(diff),
+        source_(std::move(source)),
         sources_(ctx.template allocate<float>(2 * slice_, buffer_role::workspace)),
         differenced_(ctx.template allocate<float>(slice_, buffer_role::workspace)),
         smoothed_(ctx.template allocate<float>(3 * slice_, buffer_role::workspace)) {}
@@ -63,10 +67,12 @@ class derivative_stream {
     const float* here = smoothed(il);
     const float* next = smoothed(std::min(il + 1, last));
     const auto [w0, w1, w2] = smoothing_weights;
-    ctx_->parallel_for(slice_, [&](std::uint64_t b, std::uint64_t e, std::size_t) {
-      for (auto k = b; k < e; ++k)
-        dst[k] = static_cast<float>(w0 * prev[k] + w1 * here[k] + w2 * next[k]);
-    }, 4096);
+    ctx_->parallel_for(
+        slice_,
+        [&](std::uint64_t b, std::uint64_t e, std::size_t) {
+          for (auto k = b; k < e; ++k) dst[k] = static_cast<float>(w0 * prev[k] + w1 * here[k] + w2 * next[k]);
+        },
+        4096);
   }
 
   /// The source slice `il`, valid after next(il) until next(il + 1) returns.

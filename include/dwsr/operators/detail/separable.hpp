@@ -99,19 +99,13 @@ class kernel_recipe {
   /// Writes the size() weights to dst.
   void fill(double* dst) const {
     switch (kind_) {
-      case kind::uniform:
-        std::fill(dst, dst + size_, 1.0 / static_cast<double>(size_));
-        return;
+      case kind::uniform: std::fill(dst, dst + size_, 1.0 / static_cast<double>(size_)); return;
       case kind::trapezoid:
         std::fill(dst, dst + size_, 1.0);
         dst[0] = dst[size_ - 1] = size_ == 1 ? 0.0 : 0.5;
         return;
-      case kind::fixed:
-        std::copy(fixed_.begin(), fixed_.begin() + static_cast<std::ptrdiff_t>(size_), dst);
-        return;
-      case kind::gaussian:
-        fill_gaussian(dst);
-        return;
+      case kind::fixed: std::copy(fixed_.begin(), fixed_.begin() + static_cast<std::ptrdiff_t>(size_), dst); return;
+      case kind::gaussian: fill_gaussian(dst); return;
     }
   }
 
@@ -193,12 +187,9 @@ struct line_layout {
 /// The lines along axis 0 (inline), 1 (crossline) or 2 (time) of a cube of shape s.
 inline line_layout lines_along(shape3 s, int axis) noexcept {
   switch (axis) {
-    case 0:
-      return {1, s.inlines, s.crosslines * s.samples};
-    case 1:
-      return {s.inlines, s.crosslines, s.samples};
-    default:
-      return {s.traces(), s.samples, 1};
+    case 0: return {1, s.inlines, s.crosslines * s.samples};
+    case 1: return {s.inlines, s.crosslines, s.samples};
+    default: return {s.traces(), s.samples, 1};
   }
 }
 
