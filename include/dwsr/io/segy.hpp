@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "dwsr/core/atomic_file.hpp"
 #include "dwsr/core/cube_view.hpp"
 #include "dwsr/core/shape.hpp"
 #include "dwsr/error.hpp"
@@ -117,16 +118,6 @@ inline std::uint32_t bfield_u16(const char* bin, int field) {
   int32_t v = 0;
   segy_get_bfield(bin, field, &v);
   return static_cast<std::uint32_t>(v) & 0xffffu;
-}
-
-/// fsync a finished file (segyio offers no descriptor).
-inline void sync_file(const std::filesystem::path& tmp, const std::filesystem::path& path) {
-  const int fd = ::open(tmp.c_str(), O_RDONLY);
-  if (fd < 0 || ::fsync(fd) != 0) {
-    if (fd >= 0) ::close(fd);
-    throw io_error(quoted(path) + ": write failed: " + std::strerror(errno));
-  }
-  ::close(fd);
 }
 
 }  // namespace detail
@@ -297,7 +288,7 @@ inline void write_segy(const std::filesystem::path& path, cube_view<const float>
   const int samples = static_cast<int>(s.samples);
   const int trace_bytes = segy_trsize(SEGY_IEEE_FLOAT_4_BYTE, samples);
 
-  detail::atomic_write(path, [&](const std::filesystem::path& tmp) {
+  dwsr::detail::write_atomically(path, [&](const std::filesystem::path& tmp) {
     detail::unique_segy f(segy_open(tmp.c_str(), "w+b"));
     if (!f) throw io_error(quoted(path) + ": cannot create the file: " + std::strerror(errno));
     detail::segy_check(segy_set_format(f.get(), int{SEGY_IEEE_FLOAT_4_BYTE} | int{SEGY_MSB}), path,
@@ -349,7 +340,6 @@ inline void write_segy(const std::filesystem::path& path, cube_view<const float>
       detail::segy_check(segy_writetrace(f.get(), k, buf.data(), trace0, trace_bytes), path, "writing a trace");
     }
     detail::segy_check(segy_close(f.release()), path, "closing the file");
-    detail::sync_file(tmp, path);
   });
 }
 

@@ -1,11 +1,10 @@
 #pragma once
 /// \file File helpers shared by the readers and writers: checked opening,
-/// exact positioned reads, and atomic writes (temporary file, then rename).
+/// exact positioned reads (writes go through core/atomic_file.hpp).
 
 #include <sys/types.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -73,60 +72,6 @@ inline void read_exact(std::FILE* f, const std::filesystem::path& path, std::uin
                      " bytes from byte " + std::to_string(offset) + " but only " + std::to_string(done) +
                      " are present");
     }
-  }
-}
-
-/// A name in `path`'s directory that no other writer uses.
-inline std::filesystem::path temporary_sibling(const std::filesystem::path& path) {
-  static std::atomic<std::uint64_t> counter{0};
-  std::string name(1, '.');
-  name += path.filename().string();
-  name += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1, std::memory_order_relaxed));
-  return path.parent_path() / name;
-}
-
-/// Writes `path` atomically: write(tmp) fills a temporary file in the same
-/// directory, which is renamed onto `path` only when write returns normally. On
-/// any error the temporary is removed and `path` is left as it was.
-template <class Write>
-void atomic_write(const std::filesystem::path& path, Write&& write) {
-  if (path.filename().empty()) throw io_error(quoted(path) + ": not a file name; expected a path to a file");
-  const auto tmp = temporary_sibling(path);
-  try {
-    write(tmp);
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) throw io_error(quoted(path) + ": cannot write the file: " + ec.message());
-  } catch (...) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw;
-  }
-}
-
-/// Writes `bytes` from src to `path` through a std::FILE opened by the caller's
-/// writer: opens `tmp`, lets fill(FILE*) write, flushes and syncs; io_error
-/// naming `path` on any failure.
-template <class Fill>
-void write_file(const std::filesystem::path& tmp, const std::filesystem::path& path, Fill&& fill) {
-  unique_file f(std::fopen(tmp.c_str(), "wb"));
-  if (!f) throw io_error(quoted(path) + ": cannot create the file: " + std::strerror(errno));
-  fill(f.get());
-  if (std::fflush(f.get()) != 0 || std::ferror(f.get()))
-    throw io_error(quoted(path) + ": write failed: " + std::strerror(errno));
-  if (::fsync(::fileno(f.get())) != 0) throw io_error(quoted(path) + ": write failed: " + std::strerror(errno));
-  if (std::fclose(f.release()) != 0) throw io_error(quoted(path) + ": write failed: " + std::strerror(errno));
-}
-
-/// fwrite that throws io_error naming `path` on a short write (disk full, ...).
-inline void write_bytes(std::FILE* f, const std::filesystem::path& path, const void* src, std::uint64_t bytes) {
-  const auto* in = static_cast<const unsigned char*>(src);
-  constexpr std::uint64_t chunk = std::uint64_t{64} << 20;
-  for (std::uint64_t done = 0; done < bytes;) {
-    const auto want = static_cast<std::size_t>(bytes - done < chunk ? bytes - done : chunk);
-    if (std::fwrite(in + done, 1, want, f) != want)
-      throw io_error(quoted(path) + ": write failed after " + std::to_string(done) + " bytes: " + std::strerror(errno));
-    done += want;
   }
 }
 
