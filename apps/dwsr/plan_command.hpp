@@ -86,7 +86,7 @@ inline void add_advise_command(CLI::App& app) {
   static prediction_options predict;
   opts.add_to(*cmd, false);
   predict.add_to(*cmd);
-  cmd->get_option("--memory")->required();
+  cmd->get_option("--memory")->required()->description("memory budget per worker, e.g. 2GiB");
   cmd->callback([] {
     const auto g = opts.build();
     const auto shape = predict.cube();
