@@ -71,7 +71,7 @@ inline void warm_up(const chunked_schedule& s) {
 }
 
 /// Plans, warms up, then runs `s` on `input` with the RSS probe listening to
-/// every worker's events (it samples the exact resident bytes before each free).
+/// every worker's events (it samples the exact resident bytes at each local peak of the live bytes).
 inline chunked_measurement measure_chunked(const chunked_schedule& s, const block_source& input, block_sink* sink,
                                            std::vector<event_sink_ref> worker_sinks = {},
                                            const std::function<void(const block&)>& on_block = {}) {

@@ -7,7 +7,7 @@
 /// that are synced lazily, so it can read a few hundred KiB below the true
 /// peak. The probe therefore also samples the exact figure, summed from the
 /// page tables (/proc/self/smaps_rollup), whenever sample() is called; as an
-/// event sink it samples before every free, when a local peak is about to end.
+/// event sink it samples when a local peak of the live bytes is about to end.
 
 #include <algorithm>
 #include <atomic>
@@ -64,9 +64,14 @@ class rss_probe {
     while (now > seen && !peak_.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {
     }
   }
-  /// As an event sink: samples before every free.
+  /// As an event sink: samples at the first free after an allocation, where
+  /// the live bytes (and so the resident memory) have a local peak. Reading the
+  /// page tables costs tens of microseconds, so frees in a row sample once.
   void on_event(const event& e) noexcept {
-    if (e.act == action::free) sample();
+    if (e.act == action::alloc)
+      rising_.store(true, std::memory_order_relaxed);
+    else if (rising_.exchange(false, std::memory_order_relaxed))
+      sample();
   }
   /// Resident bytes when the probe started.
   std::uint64_t start() const noexcept { return start_; }
@@ -81,6 +86,7 @@ class rss_probe {
  private:
   std::uint64_t start_ = 0;
   std::atomic<std::uint64_t> peak_{0};
+  std::atomic<bool> rising_{false};  ///< an allocation since the last sample
 };
 
 }  // namespace dwsr
