@@ -80,10 +80,11 @@ inline chunked_measurement measure_chunked(const chunked_schedule& s, const bloc
   m.planned_pages = plan_pages(s);
   warm_up(s);
   rss_probe probe;
+  std::vector<rss_sampler> samplers(s.workers(), rss_sampler(probe));
   std::vector<fan_out> fans(s.workers());
   std::vector<event_sink_ref> sinks;
   for (std::size_t w = 0; w < s.workers(); ++w) {
-    fans[w].add(probe);
+    fans[w].add(samplers[w]);
     if (w < worker_sinks.size()) fans[w].add(worker_sinks[w]);
     sinks.emplace_back(fans[w]);
   }

@@ -6,8 +6,8 @@
 /// The kernel's own high-water mark (VmHWM) is kept from per-thread counters
 /// that are synced lazily, so it can read a few hundred KiB below the true
 /// peak. The probe therefore also samples the exact figure, summed from the
-/// page tables (/proc/self/smaps_rollup), whenever sample() is called; as an
-/// event sink it samples when a local peak of the live bytes is about to end.
+/// page tables (/proc/self/smaps_rollup), whenever sample() is called, and
+/// rss_sampler calls it at each local peak of an event stream's live bytes.
 
 #include <algorithm>
 #include <atomic>
@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "dwsr/memory/event.hpp"
 
@@ -64,15 +65,6 @@ class rss_probe {
     while (now > seen && !peak_.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {
     }
   }
-  /// As an event sink: samples at the first free after an allocation, where
-  /// the live bytes (and so the resident memory) have a local peak. Reading the
-  /// page tables costs tens of microseconds, so frees in a row sample once.
-  void on_event(const event& e) noexcept {
-    if (e.act == action::alloc)
-      rising_.store(true, std::memory_order_relaxed);
-    else if (rising_.exchange(false, std::memory_order_relaxed))
-      sample();
-  }
   /// Resident bytes when the probe started.
   std::uint64_t start() const noexcept { return start_; }
   /// Peak RSS since construction (the higher of the samples and the kernel's
@@ -86,7 +78,25 @@ class rss_probe {
  private:
   std::uint64_t start_ = 0;
   std::atomic<std::uint64_t> peak_{0};
-  std::atomic<bool> rising_{false};  ///< an allocation since the last sample
+};
+
+/// An event sink for one event stream (one worker's): samples a probe at each
+/// local peak of that stream's live bytes, the first free after an allocation.
+/// Reading the page tables costs tens of microseconds, so frees in a row
+/// sample once.
+class rss_sampler {
+ public:
+  explicit rss_sampler(rss_probe& probe) noexcept : probe_(&probe) {}
+  void on_event(const event& e) noexcept {
+    if (e.act == action::alloc)
+      rising_ = true;
+    else if (std::exchange(rising_, false))
+      probe_->sample();
+  }
+
+ private:
+  rss_probe* probe_;
+  bool rising_ = false;  ///< an allocation since the last sample
 };
 
 }  // namespace dwsr
