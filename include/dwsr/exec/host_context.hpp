@@ -35,8 +35,6 @@ class host_context : public context_base {
   /// Operators compute only when this is true.
   static constexpr bool computes = true;
   static constexpr device memory_device = device::host;
-  /// Buffers start on a page, far beyond the 64 bytes vector code wants.
-  static constexpr std::size_t alignment = 4096;
 
   explicit host_context(event_bus& bus, context_options options = {})
       : context_base(bus, std::move(options)), arena_(static_cast<int>(threads())) {
@@ -82,7 +80,8 @@ class host_context : public context_base {
     const event e = self.admit(count * sizeof(T), memory_device, role);
     return {self, static_cast<T*>(self.obtain(e)), count, e};
   }
-  /// Bytes of the mapping that holds an allocation of `bytes`: whole pages.
+  /// Bytes of the mapping that holds an allocation of `bytes`: whole pages
+  /// (so every buffer starts on a page, beyond the 64 bytes vector code wants).
   static std::uint64_t mapped_bytes(std::uint64_t bytes) noexcept {
     static const auto page = std::uint64_t(::sysconf(_SC_PAGESIZE));
     return (bytes + page - 1) / page * page;
