@@ -1,19 +1,23 @@
 #pragma once
-/// \file SEG-Y files of regular 3-D post-stack surveys, through segyio's C API:
-/// read into a cube (inline, crossline, time) and write cubes as SEG-Y.
+/// \file SEG-Y files of regular 3-D post-stack surveys: read into a cube (inline, crossline, time) and write cubes as
+/// SEG-Y.
 ///
 /// Reading is split like .npy: read_segy_header() validates the file and says
 /// what to allocate, read_segy_data() fills caller memory with the whole cube,
 /// read_segy_samples() with part of one trace (input windows). Traces may come in
 /// any order (inline-sorted, crossline-sorted or other) as long as they form a
 /// full grid; the cube's axes hold the line numbers in ascending order.
-/// Samples in IBM float (format 1) or IEEE float (format 5), big-endian as the
-/// standard says, or little-endian (detected from the format code).
+/// Samples in any format segyio reads (IBM and IEEE floats, integers of 1, 2,
+/// 4 and 8 bytes; detail/segy_samples.hpp), big-endian as the standard says or
+/// little-endian (detected from the binary header), converted to float32 as
+/// segyio converts them. Trace headers are read, and files written, with
+/// segyio's C API; samples are read with positioned reads.
 
 #include <fcntl.h>
 #include <segyio/segy.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -30,6 +34,7 @@
 #include "dwsr/io/detail/file.hpp"
 #include "dwsr/io/detail/positioned_file.hpp"
 #include "dwsr/io/detail/segy_geometry.hpp"
+#include "dwsr/io/detail/segy_samples.hpp"
 
 namespace dwsr::io {
 
@@ -39,9 +44,6 @@ struct segy_options {
   int crossline_byte = 193;                   ///< of the crossline number (SEG-Y rev1: 193)
   double fallback_sample_interval_us = 4000;  ///< used when neither header gives an interval
 };
-
-/// Sample encodings dwsr reads.
-enum class segy_sample_format : std::uint8_t { ibm_float = 1, ieee_float = 5 };
 
 /// What a SEG-Y file holds, as read_segy_header() found it.
 struct segy_header {
@@ -84,19 +86,6 @@ inline void segy_check(int code, const std::filesystem::path& path, const char* 
   if (code != SEGY_OK) throw io_error(quoted(path) + ": " + doing + ": " + segy_error_text(code));
 }
 
-inline std::string segy_format_name(int code) {
-  switch (code) {
-    case 1: return "1 (4-byte IBM float)";
-    case 2: return "2 (4-byte integer)";
-    case 3: return "3 (2-byte integer)";
-    case 4: return "4 (fixed point with gain)";
-    case 5: return "5 (4-byte IEEE float)";
-    case 6: return "6 (8-byte IEEE float)";
-    case 8: return "8 (1-byte integer)";
-    default: return std::to_string(code);
-  }
-}
-
 /// Throws invalid_input unless `byte` starts a 4-byte trace header field (line numbers are 4 bytes).
 inline void check_line_byte(int byte, const char* which, int standard) {
   char header[SEGY_TRACE_HEADER_SIZE] = {};
@@ -113,20 +102,35 @@ inline void check_line_byte(int byte, const char* which, int standard) {
                         std::to_string(standard) + " (others in use: 9, 17, 21, 181, 185, 189, 193)");
 }
 
-/// A 2-byte unsigned binary header field (segyio returns them sign-extended).
-inline std::uint32_t bfield_u16(const char* bin, int field) {
-  int32_t v = 0;
-  segy_get_bfield(bin, field, &v);
-  return static_cast<std::uint32_t>(v) & 0xffffu;
+}  // namespace detail
+
+namespace detail {
+
+/// The byte order of a SEG-Y file from its raw binary header: the rev2
+/// byte-order constant 0x01020304 at bytes 3297-3300 when present, else the
+/// order in which bytes 3225-3226 hold an assigned format code (a little-endian
+/// code 1 reads 256 big-endian, which no format has). Throws io_error when neither order gives a format.
+inline bool segy_little_endian(const unsigned char* bin, const std::filesystem::path& path) {
+  const auto order = load_word<std::uint32_t, false>(bin + 96);
+  if (order == 0x01020304u) return false;
+  if (order == 0x04030201u) return true;
+  const int big = load_word<std::uint16_t, false>(bin + 24), little = load_word<std::uint16_t, true>(bin + 24);
+  if (big == 0 || segy_format_assigned(big)) return false;
+  if (segy_format_assigned(little)) return true;
+  std::string m =
+      quoted(path) + ": binary header bytes 3225-3226 hold no SEG-Y sample format code in either byte order (";
+  m += std::to_string(big) + " read big-endian, " + std::to_string(little) + " little-endian); not a SEG-Y file?";
+  throw io_error(m);
 }
 
 }  // namespace detail
 
-/// Reads and validates the headers of the SEG-Y file at `path`: sample format,
-/// sample count and interval, and every trace's line numbers, which must form a
-/// full (inline x crossline) grid. Reads no samples. Throws io_error naming the
-/// file and the problem (missing, truncated, unknown format, irregular
-/// geometry, duplicate traces) and invalid_input for bad options.
+/// Reads and validates the headers of the SEG-Y file at `path`: byte order,
+/// sample format, sample count and interval, and every trace's line numbers,
+/// which must form a full (inline x crossline) grid. Reads no samples. Throws
+/// io_error naming the file and the problem (missing, truncated, unsupported
+/// format, negative sample interval, irregular geometry, duplicate traces) and
+/// invalid_input for bad options.
 inline segy_header read_segy_header(const std::filesystem::path& path, const segy_options& options = {}) {
   using detail::quoted;
   detail::check_line_byte(options.inline_byte, "inline", 189);
@@ -136,33 +140,31 @@ inline segy_header read_segy_header(const std::filesystem::path& path, const seg
   if (file_size < headers)
     throw io_error(quoted(path) + ": truncated or not a SEG-Y file: " + std::to_string(file_size) +
                    " bytes, fewer than the 3600 bytes of the textual and binary headers");
-  detail::unique_segy f(segy_open(path.c_str(), "rb"));
-  if (!f) throw io_error(quoted(path) + ": cannot open for reading: " + std::strerror(errno));
 
+  // The binary header's few fields dwsr needs, in the file's byte order.
   segy_header h;
-  char bin[SEGY_BINARY_HEADER_SIZE];
-  detail::segy_check(segy_binheader(f.get(), bin), path, "reading the binary header");
-  int format = ::segy_format(bin);
-  if (format != 1 && format != 5) {
-    // A little-endian file (SEG-Y rev2 allows it) shows its format code byte-swapped.
-    const int swapped = ((format & 0xff) << 8) | ((format >> 8) & 0xff);
-    if (swapped == 1 || swapped == 5) {
-      detail::segy_check(segy_set_format(f.get(), SEGY_LSB), path, "switching to little-endian");
-      detail::segy_check(segy_binheader(f.get(), bin), path, "reading the binary header");
-      format = ::segy_format(bin);
-      h.little_endian = true;
-    }
-  }
-  if (format != 1 && format != 5)
-    throw io_error(quoted(path) + ": unsupported sample format code " + detail::segy_format_name(format) +
-                   " in binary header bytes 3225-3226; supported: 1 (4-byte IBM float), 5 (4-byte IEEE float)");
+  unsigned char bin[SEGY_BINARY_HEADER_SIZE];
+  detail::positioned_file(path).read(SEGY_TEXT_HEADER_SIZE, bin, sizeof bin, "SEG-Y binary header");
+  h.little_endian = detail::segy_little_endian(bin, path);
+  auto field16 = [&](int byte) {  // bytes `byte`..`byte`+1 of the file
+    const unsigned char* p = bin + (byte - SEGY_TEXT_HEADER_SIZE - 1);
+    return h.little_endian ? detail::load_word<std::uint16_t, true>(p) : detail::load_word<std::uint16_t, false>(p);
+  };
+  const int format = field16(3225);
+  if (!segy_format_readable(format))
+    throw io_error(quoted(path) + ": " + detail::segy_format_text(format) +
+                   " is not supported (binary header bytes 3225-3226); dwsr reads formats 1 (IBM float), 5 and 6 "
+                   "(IEEE float, double), 2, 3, 8, 9 (integers of 4, 2, 1, 8 bytes) and 10, 11, 16, 12 (unsigned "
+                   "integers of 4, 2, 1, 8 bytes)");
   h.format = static_cast<segy_sample_format>(format);
-  detail::segy_check(segy_set_format(f.get(), format | (h.little_endian ? SEGY_LSB : SEGY_MSB)), path,
-                     "setting the sample format");
-  const std::uint32_t samples = detail::bfield_u16(bin, SEGY_BIN_SAMPLES);
+  const std::uint32_t samples = field16(3221);
   if (samples == 0) throw io_error(quoted(path) + ": the binary header says 0 samples per trace (bytes 3221-3222)");
-  h.trace0 = segy_trace0(bin);
-  h.trace_bytes = segy_trsize(format, static_cast<int>(samples));
+  const auto ext_headers = static_cast<std::int16_t>(field16(3505));
+  if (ext_headers < 0)
+    throw io_error(quoted(path) + ": binary header bytes 3505-3506 announce a variable number of extended textual " +
+                   "headers (" + std::to_string(ext_headers) + "); dwsr reads files that state their count");
+  h.trace0 = SEGY_TEXT_HEADER_SIZE + SEGY_BINARY_HEADER_SIZE + long{SEGY_TEXT_HEADER_SIZE} * ext_headers;
+  h.trace_bytes = static_cast<int>(samples) * sample_bytes(h.format);
   if (static_cast<std::uint64_t>(h.trace0) > file_size)
     throw io_error(quoted(path) + ": truncated: the binary header announces extended textual headers up to byte " +
                    std::to_string(h.trace0) + " but the file has " + std::to_string(file_size) + " bytes");
@@ -171,14 +173,18 @@ inline segy_header read_segy_header(const std::filesystem::path& path, const seg
   if (body % trace_size != 0)
     throw io_error(quoted(path) + ": truncated or corrupt: the " + std::to_string(body) +
                    " bytes after the headers are not a whole number of " + std::to_string(trace_size) +
-                   "-byte traces (240-byte header + " + std::to_string(samples) + " samples x 4 bytes); " +
-                   std::to_string(body / trace_size) + " whole traces and " + std::to_string(body % trace_size) +
-                   " bytes left over");
+                   "-byte traces (240-byte header + " + std::to_string(samples) + " samples x " +
+                   std::to_string(sample_bytes(h.format)) + " bytes); " + std::to_string(body / trace_size) +
+                   " whole traces and " + std::to_string(body % trace_size) + " bytes left over");
   if (body == 0) throw io_error(quoted(path) + ": the file has headers but no traces");
   if (body / trace_size > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
     throw io_error(quoted(path) + ": more than 2^31 traces; segyio cannot index them");
   const int traces = static_cast<int>(body / trace_size);
 
+  // Trace headers through segyio, which swaps a little-endian file's fields.
+  detail::unique_segy f(segy_open(path.c_str(), "rb"));
+  if (!f) throw io_error(quoted(path) + ": cannot open for reading: " + std::strerror(errno));
+  if (h.little_endian) detail::segy_check(segy_set_format(f.get(), SEGY_LSB), path, "switching to little-endian");
   std::vector<std::int32_t> il(static_cast<std::size_t>(traces)), xl(il.size());
   detail::segy_check(segy_field_forall(f.get(), options.inline_byte, 0, traces, 1, il.data(), h.trace0, h.trace_bytes),
                      path, "reading inline numbers");
@@ -196,57 +202,67 @@ inline segy_header read_segy_header(const std::filesystem::path& path, const seg
   h.crosslines = std::move(grid.crosslines);
   h.trace_position = std::move(grid.trace_position);
 
-  // Sample interval: the binary header's, else the first trace header's, else the fallback.
+  // Sample interval: the binary header's, else the first trace header's, else
+  // the fallback. Both fields are signed 16-bit; a negative one where the
+  // interval is taken from is rejected, not read as 65536 - |dt| nor as |dt|.
   char th[SEGY_TRACE_HEADER_SIZE];
   detail::segy_check(segy_traceheader(f.get(), 0, th, h.trace0, h.trace_bytes), path, "reading trace header 1");
-  int32_t trace_dt = 0;
+  std::int32_t trace_dt = 0;
   segy_get_field(th, SEGY_TR_SAMPLE_INTER, &trace_dt);
-  const std::uint32_t bin_dt = detail::bfield_u16(bin, SEGY_BIN_INTERVAL);
-  const std::uint32_t tr_dt = static_cast<std::uint32_t>(trace_dt) & 0xffffu;
-  h.sample_interval_us = bin_dt ? bin_dt : tr_dt ? tr_dt : options.fallback_sample_interval_us;
-  h.sample_interval_in_file = bin_dt || tr_dt;
+  const auto bin_dt = static_cast<std::int16_t>(field16(3217));
+  const auto dt = static_cast<std::int16_t>(bin_dt ? bin_dt : trace_dt);
+  if (dt < 0) {
+    std::string m = quoted(path) + ": negative sample interval " + std::to_string(dt) + " us in the ";
+    m += bin_dt ? "binary header (bytes 3217-3218)" : "first trace header (bytes 117-118)";
+    m += "; SEG-Y intervals are positive microseconds (read unsigned it would be " +
+         std::to_string(static_cast<std::uint16_t>(dt)) + " us); correct the header";
+    throw io_error(m);
+  }
+  h.sample_interval_us = dt ? dt : options.fallback_sample_interval_us;
+  h.sample_interval_in_file = dt != 0;
   return h;
+}
+
+/// Reads samples [t0, t0 + count) of file trace `k` (0-based, in file order)
+/// of the SEG-Y file whose header is `header`, opened as `file`, into dst as
+/// floats, converted as segyio converts them (detail/segy_samples.hpp):
+/// positioned reads, no stdio buffer, no heap memory (4-byte formats decode in
+/// place, others through a small stack buffer); thread-safe. Throws io_error
+/// naming the file when it is shorter than the header says.
+inline void read_segy_samples(const detail::positioned_file& file, const segy_header& header, std::uint64_t k,
+                              std::uint64_t t0, std::uint64_t count, float* dst) {
+  const auto bytes = static_cast<std::uint64_t>(sample_bytes(header.format));
+  const std::uint64_t trace_size = SEGY_TRACE_HEADER_SIZE + static_cast<std::uint64_t>(header.trace_bytes);
+  const std::uint64_t offset =
+      static_cast<std::uint64_t>(header.trace0) + k * trace_size + SEGY_TRACE_HEADER_SIZE + t0 * bytes;
+  if (bytes == sizeof(float)) {
+    file.read(offset, dst, count * bytes, "SEG-Y trace samples");
+    detail::decode_segy_samples(dst, count, header.format, header.little_endian, dst);
+    return;
+  }
+  alignas(8) unsigned char buf[8192];
+  for (std::uint64_t done = 0; done < count;) {
+    const std::uint64_t n = std::min<std::uint64_t>(sizeof buf / bytes, count - done);
+    file.read(offset + done * bytes, buf, n * bytes, "SEG-Y trace samples");
+    detail::decode_segy_samples(buf, n, header.format, header.little_endian, dst + done);
+    done += n;
+  }
 }
 
 /// Reads the samples of the SEG-Y file at `path` (whose header is `header`,
 /// from read_segy_header) into dst, header.shape.voxels() floats in C order.
 inline void read_segy_data(const std::filesystem::path& path, const segy_header& header, float* dst) {
-  using detail::quoted;
-  detail::unique_segy f(segy_open(path.c_str(), "rb"));
-  if (!f) throw io_error(quoted(path) + ": cannot open for reading: " + std::strerror(errno));
-  const int format = static_cast<int>(header.format);
-  detail::segy_check(segy_set_format(f.get(), format | (header.little_endian ? SEGY_LSB : SEGY_MSB)), path,
-                     "setting the sample format");
+  const detail::positioned_file file(path);
   const auto samples = header.shape.samples;
-  for (std::size_t k = 0; k < header.trace_position.size(); ++k) {
-    float* trace = dst + header.trace_position[k] * samples;
-    const int err = segy_readtrace(f.get(), static_cast<int>(k), trace, header.trace0, header.trace_bytes);
-    if (err != SEGY_OK)
-      throw io_error(quoted(path) + ": reading trace " + std::to_string(k + 1) + ": " + detail::segy_error_text(err) +
-                     (err == SEGY_FREAD_ERROR || err == SEGY_FSEEK_ERROR ? " (was the file truncated?)" : ""));
-    segy_to_native(format, static_cast<long long>(samples), trace);
+  for (std::uint64_t k = 0; k < header.trace_position.size(); ++k) {
+    try {
+      read_segy_samples(file, header, k, 0, samples, dst + header.trace_position[k] * samples);
+    } catch (const io_error& e) {
+      std::string m = e.what();
+      m += " (reading trace " + std::to_string(k + 1) + " of " + std::to_string(header.trace_position.size()) + ")";
+      throw io_error(m);
+    }
   }
-}
-
-/// Reads samples [t0, t0 + count) of file trace `k` (0-based, in file order)
-/// of the SEG-Y file whose header is `header`, opened as `file`, into dst as
-/// native floats, decoded exactly as read_segy_data decodes them (byte order,
-/// IBM float): positioned reads, no stdio buffer, no scratch memory;
-/// thread-safe. Throws io_error naming the file when it is shorter than the
-/// header says.
-inline void read_segy_samples(const detail::positioned_file& file, const segy_header& header, std::uint64_t k,
-                              std::uint64_t t0, std::uint64_t count, float* dst) {
-  const std::uint64_t trace_size = SEGY_TRACE_HEADER_SIZE + static_cast<std::uint64_t>(header.trace_bytes);
-  const std::uint64_t offset =
-      static_cast<std::uint64_t>(header.trace0) + k * trace_size + SEGY_TRACE_HEADER_SIZE + t0 * sizeof(float);
-  file.read(offset, dst, count * sizeof(float), "SEG-Y trace samples");
-  // segyio hands samples on big-endian (it swaps a little-endian file's words
-  // as it reads them), then segy_to_native converts to the host's floats.
-  if (header.little_endian) {
-    auto* bytes = reinterpret_cast<unsigned char*>(dst);
-    for (std::uint64_t i = 0; i < count; ++i, bytes += 4) std::swap(bytes[0], bytes[3]), std::swap(bytes[1], bytes[2]);
-  }
-  segy_to_native(static_cast<int>(header.format), static_cast<long long>(count), dst);
 }
 
 /// How write_segy numbers and labels what it writes.

@@ -128,7 +128,7 @@ class segy_source final : public cube_source {
   shape3 shape() const override { return header_.shape; }
   std::string describe() const override {
     std::string d = "SEG-Y " + detail::quoted(path_) + " " + to_string(header_.shape) + ", ";
-    d += header_.format == segy_sample_format::ibm_float ? "IBM float" : "IEEE float";
+    d += name_of(header_.format);
     d += header_.little_endian ? " little-endian, " : ", ";
     d += name_of(header_.sorting);
     char ms[32];
