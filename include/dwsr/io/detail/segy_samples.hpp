@@ -165,8 +165,12 @@ inline void decode_segy_samples(const unsigned char* src, std::size_t n, segy_sa
   using F = segy_sample_format;
   auto cast = [](auto v) { return static_cast<float>(v); };
   switch (f) {
-    case F::ibm_float: decode_run<std::uint32_t, Little>(src, n, dst, ibm_to_float); break;
-    case F::ieee_float: decode_run<std::uint32_t, Little>(src, n, dst, std::bit_cast<float, std::uint32_t>); break;
+    case F::ibm_float:
+      decode_run<std::uint32_t, Little>(src, n, dst, [](std::uint32_t v) { return ibm_to_float(v); });
+      break;
+    case F::ieee_float:
+      decode_run<std::uint32_t, Little>(src, n, dst, [](std::uint32_t v) { return std::bit_cast<float>(v); });
+      break;
     case F::ieee_double:
       decode_run<std::uint64_t, Little>(src, n, dst, [](std::uint64_t v) { return float(std::bit_cast<double>(v)); });
       break;
