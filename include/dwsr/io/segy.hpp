@@ -102,10 +102,6 @@ inline void check_line_byte(int byte, const char* which, int standard) {
                         std::to_string(standard) + " (others in use: 9, 17, 21, 181, 185, 189, 193)");
 }
 
-}  // namespace detail
-
-namespace detail {
-
 /// The byte order of a SEG-Y file from its raw binary header: the rev2
 /// byte-order constant 0x01020304 at bytes 3297-3300 when present, else the
 /// order in which bytes 3225-3226 hold an assigned format code (a little-endian
