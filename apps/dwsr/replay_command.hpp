@@ -64,8 +64,8 @@ inline nlohmann::json models_json(const std::vector<sim::model_result>& results)
            {"peak_reserved_event", d.peak_reserved_event},
            {"at_peak", detail::stats_json(d.at_peak)},
            {"end", detail::stats_json(d.stats)},
-           {"oom", d.oom_event ? nlohmann::json{{"event", *d.oom_event}, {"requested", d.stats.oom_bytes}}
-                               : nlohmann::json()},
+           {"oom",
+            d.oom_event ? nlohmann::json{{"event", *d.oom_event}, {"requested", d.stats.oom_bytes}} : nlohmann::json()},
            {"alive_at", d.focus_event()},
            {"alive", alive}});
     }
@@ -123,21 +123,21 @@ inline void print_results(const std::vector<sim::model_result>& results, std::si
   }
 }
 
-
 // What a snapshot held besides its events: the start state, releases, the OOM, what is not modelled.
 inline nlohmann::json snapshot_json(const sim::torch_trace& t) {
   nlohmann::json notes = nlohmann::json::array();
   for (const auto& n : t.notes) notes.push_back({{"what", n.what}, {"count", n.count}});
-  nlohmann::json j{{"gpu", t.gpu},
-                   {"entries", t.entries},
-                   {"recorded_settings", t.recorded_settings},
-                   {"recorded_peak_reserved", t.recorded_peak_reserved},
-                   {"recorded_reserved_complete", t.recorded_reserved_complete},
-                   {"recorded_oom_event", t.recorded_oom_event ? nlohmann::json(*t.recorded_oom_event) : nlohmann::json()},
-                   {"recorded_capacity", t.recorded_capacity ? nlohmann::json(*t.recorded_capacity) : nlohmann::json()},
-                   {"start_events", t.start_events},
-                   {"releases", t.releases},
-                   {"not_modelled", notes}};
+  nlohmann::json j{
+      {"gpu", t.gpu},
+      {"entries", t.entries},
+      {"recorded_settings", t.recorded_settings},
+      {"recorded_peak_reserved", t.recorded_peak_reserved},
+      {"recorded_reserved_complete", t.recorded_reserved_complete},
+      {"recorded_oom_event", t.recorded_oom_event ? nlohmann::json(*t.recorded_oom_event) : nlohmann::json()},
+      {"recorded_capacity", t.recorded_capacity ? nlohmann::json(*t.recorded_capacity) : nlohmann::json()},
+      {"start_events", t.start_events},
+      {"releases", t.releases},
+      {"not_modelled", notes}};
   if (t.start)
     j["start"] = {{"segments", t.start->segments.size()},
                   {"reserved", t.start->reserved()},
@@ -151,15 +151,15 @@ inline void print_snapshot(const sim::torch_trace& t) {
               t.recorded_settings.empty() ? "PyTorch's defaults" : t.recorded_settings.c_str());
   if (t.start_events > 0 || (t.start && !t.start->segments.empty())) {
     if (t.start)
-      std::printf("  recording began mid-run: start state rebuilt from the snapshot's segments: %zu segments (%s), "
-                  "%zu blocks live (%s), allocated by events 0..%llu\n",
-                  t.start->segments.size(), human_bytes(t.start->reserved()).c_str(), t.start->blocks(),
-                  human_bytes(t.start->allocated()).c_str(),
-                  static_cast<unsigned long long>(t.start_events ? t.start_events - 1 : 0));
+      std::printf(
+          "  recording began mid-run: start state rebuilt from the snapshot's segments: %zu segments (%s), "
+          "%zu blocks live (%s), allocated by events 0..%llu\n",
+          t.start->segments.size(), human_bytes(t.start->reserved()).c_str(), t.start->blocks(),
+          human_bytes(t.start->allocated()).c_str(),
+          static_cast<unsigned long long>(t.start_events ? t.start_events - 1 : 0));
     else
       std::printf("  recording began mid-run: %llu blocks live at its start, allocated by events 0..%llu\n",
-                  static_cast<unsigned long long>(t.start_events),
-                  static_cast<unsigned long long>(t.start_events - 1));
+                  static_cast<unsigned long long>(t.start_events), static_cast<unsigned long long>(t.start_events - 1));
   }
   if (t.recorded_peak_reserved)
     std::printf("  PyTorch's own peak reserved (segment events): %s%s\n", with_bytes(t.recorded_peak_reserved).c_str(),
@@ -195,8 +195,8 @@ inline void print_what_if(const sim::torch_trace& t, const sim::what_if_result& 
   }
   std::printf("  (* lowest peak reserved without running out of memory; capacity %s)\n",
               w.capacity ? (with_bytes(*w.capacity) + (t.recorded_capacity && *w.capacity == *t.recorded_capacity
-                                                            ? ", from the OOM entry: reserved + device_free"
-                                                            : ""))
+                                                           ? ", from the OOM entry: reserved + device_free"
+                                                           : ""))
                                .c_str()
                          : "unknown: no --capacity and no OOM in the trace");
 }

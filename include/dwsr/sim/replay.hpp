@@ -120,7 +120,7 @@ class model_track {
   /// Releases the cached memory of device d's model (empty_cache), unless it ran out of memory.
   void release(device d) {
     auto& s = slots_[static_cast<std::size_t>(d)];
-    if constexpr (requires(M& m) { m.empty_cache(); })
+    if constexpr (requires(M & m) { m.empty_cache(); })
       if (s.model && !s.result.oom_event) s.model->empty_cache();
   }
 
@@ -160,9 +160,8 @@ class replay {
  public:
   /// Builds the models (throws invalid_input for an unknown model or setting).
   replay(std::span<const std::string> specs, replay_options options = {}) : options_(options) {
-    if (!options_.make) options_.make = [](const std::string& spec, std::optional<std::uint64_t> cap) {
-      return make_model(spec, cap);
-    };
+    if (!options_.make)
+      options_.make = [](const std::string& spec, std::optional<std::uint64_t> cap) { return make_model(spec, cap); };
     for (const auto& spec : specs) {
       options_.make(spec, options_.capacity);  // validate now, not at the first event
       tracks_.emplace_back(

@@ -87,8 +87,9 @@ inline torch_trace read_torch_snapshot(std::istream& in, const std::string& name
     found = h.found();
   }
   if (!found)
-    throw invalid_input(name + ": no 'device_traces' list; expected a snapshot from "
-                               "torch.cuda.memory._dump_snapshot() or its JSON export");
+    throw invalid_input(name +
+                        ": no 'device_traces' list; expected a snapshot from "
+                        "torch.cuda.memory._dump_snapshot() or its JSON export");
   return builder.finish(detail::pick_gpu(builder, name, gpu));
 }
 

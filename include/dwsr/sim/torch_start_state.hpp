@@ -94,7 +94,8 @@ struct torch_start_item {
 /// Lays out the start segments and blocks (see the file comment). Throws
 /// invalid_input naming the first block that lies in no segment or overlaps
 /// another. `name` is named in errors.
-inline torch_start_state rebuild_start_state(std::vector<torch_start_item> segments, std::vector<torch_start_item> blocks,
+inline torch_start_state rebuild_start_state(std::vector<torch_start_item> segments,
+                                             std::vector<torch_start_item> blocks,
                                              const detail::torch_settings& recorded, const std::string& name) {
   auto by_address = [](const torch_start_item& a, const torch_start_item& b) { return a.address < b.address; };
   std::sort(segments.begin(), segments.end(), by_address);
@@ -124,8 +125,8 @@ inline torch_start_state rebuild_start_state(std::vector<torch_start_item> segme
       const auto room = limit > b.address ? limit - b.address : 0;
       if (size <= room && !s.small) {
         const auto gap = room - size;
-        const bool unsplit = size < recorded.max_split_size ? gap <= detail::torch_small_size
-                                                            : gap < recorded.max_non_split_rounding;
+        const bool unsplit =
+            size < recorded.max_split_size ? gap <= detail::torch_small_size : gap < recorded.max_non_split_rounding;
         if (unsplit) size = room;
       }
     }

@@ -34,8 +34,8 @@ inline std::vector<model_result> replay_torch_trace(const torch_trace& t, std::s
     options.make = [start = t.start](const std::string& spec, std::optional<std::uint64_t> capacity) {
       const auto colon = spec.find(':');
       if (spec.substr(0, colon) != torch_cuda_caching_model::name || !start) return make_model(spec, capacity);
-      torch_cuda_caching_model m(colon == std::string::npos ? std::string_view{} : std::string_view(spec).substr(colon + 1),
-                                 capacity);
+      torch_cuda_caching_model m(
+          colon == std::string::npos ? std::string_view{} : std::string_view(spec).substr(colon + 1), capacity);
       m.adopt(*start);
       return any_model(std::move(m), spec);
     };
@@ -140,13 +140,14 @@ inline what_if_result what_if(const torch_trace& t, std::optional<std::uint64_t>
   if (out.rows[0].result.oom_event) {
     options.capacity.reset();
     options.timeline = false;
-    const auto unlimited = replay_torch_trace(t, std::span(specs).first(1), options);
-    if (!unlimited[0].devices.empty()) out.recorded_need = unlimited[0].devices[0].stats.peak_reserved;
+    const auto uncapped = replay_torch_trace(t, std::span(specs).first(1), options);
+    if (!uncapped[0].devices.empty()) out.recorded_need = uncapped[0].devices[0].stats.peak_reserved;
   }
   for (std::size_t i = 1; i < out.rows.size(); ++i) {
     const auto& a = out.rows[i].result;
     const auto& b = out.rows[out.best].result;
-    if (a.oom_event.has_value() != b.oom_event.has_value() ? !a.oom_event : a.stats.peak_reserved < b.stats.peak_reserved)
+    if (a.oom_event.has_value() != b.oom_event.has_value() ? !a.oom_event
+                                                           : a.stats.peak_reserved < b.stats.peak_reserved)
       out.best = i;
   }
   return out;

@@ -30,10 +30,10 @@ enum class pickle_kind : std::uint8_t { none, boolean, integer, big_integer, rea
 /// One value: a scalar, a string (into the input), or a container of values.
 struct pickle_value {
   pickle_kind kind = pickle_kind::none;
-  bool flag = false;            ///< a boolean's value
-  std::int64_t integer = 0;     ///< an integer's value (big_integer: does not fit 64 bits)
-  double real = 0;              ///< a float's value
-  std::string_view text;        ///< str (UTF-8) or bytes
+  bool flag = false;                 ///< a boolean's value
+  std::int64_t integer = 0;          ///< an integer's value (big_integer: does not fit 64 bits)
+  double real = 0;                   ///< a float's value
+  std::string_view text;             ///< str (UTF-8) or bytes
   std::vector<std::uint32_t> items;  ///< list and tuple: values; dict: key, value, key, value, ...
 };
 
@@ -171,8 +171,7 @@ class pickle_reader {
   // Reads n bytes after the opcode; checks them against what remains first.
   std::string_view take(std::uint64_t n) {
     const auto left = in().size() - pos_;
-    if (n > left)
-      fail("truncated pickle: " + std::to_string(n) + " bytes needed, " + std::to_string(left) + " remain");
+    if (n > left) fail("truncated pickle: " + std::to_string(n) + " bytes needed, " + std::to_string(left) + " remain");
     const auto s = in().substr(pos_, static_cast<std::size_t>(n));
     pos_ += static_cast<std::size_t>(n);
     return s;
@@ -223,8 +222,9 @@ class pickle_reader {
   }
   pickle_value& target(pickle_kind want) {
     auto& v = doc_.values_[top()];
-    if (v.kind != want) fail(want == pickle_kind::dict ? "corrupt pickle: items set on a value that is not a dict"
-                                                       : "corrupt pickle: items appended to a value that is not a list");
+    if (v.kind != want)
+      fail(want == pickle_kind::dict ? "corrupt pickle: items set on a value that is not a dict"
+                                     : "corrupt pickle: items appended to a value that is not a list");
     return v;
   }
   void set_items(const std::vector<std::uint32_t>& kv) {
@@ -253,15 +253,15 @@ class pickle_reader {
     std::size_t n = bytes.size();
     while (n > 8 && static_cast<unsigned char>(bytes[n - 1]) == fill) --n;  // sign extension beyond 64 bits
     std::uint64_t u = negative ? ~std::uint64_t{0} : 0;
-    for (std::size_t i = std::min<std::size_t>(n, 8); i-- > 0;)
-      u = (u << 8) | static_cast<unsigned char>(bytes[i]);
+    for (std::size_t i = std::min<std::size_t>(n, 8); i-- > 0;) u = (u << 8) | static_cast<unsigned char>(bytes[i]);
     if (n > 8 || (n == 8 && ((u >> 63) != 0) != negative)) v.kind = pickle_kind::big_integer;
     v.integer = static_cast<std::int64_t>(u);
     push_new(std::move(v));
   }
   [[noreturn]] void refuse() const {
-    fail("refused: a memory snapshot holds only dicts, lists, tuples, strings, numbers, booleans and None, and "
-         "this opcode would import or call code");
+    fail(
+        "refused: a memory snapshot holds only dicts, lists, tuples, strings, numbers, booleans and None, and "
+        "this opcode would import or call code");
   }
 
   void run() {
@@ -285,9 +285,7 @@ class pickle_reader {
           break;
         }
         case 0x95: little(8); break;  // FRAME: a length hint; the opcodes follow as usual
-        case '.':
-          doc_.root_ = pop();
-          return;
+        case '.': doc_.root_ = pop(); return;
         case '(': marks_.push_back(stack_.size()); break;
         case '0': pop(); break;
         case '1': pop_mark(); break;
@@ -427,8 +425,7 @@ class pickle_reader {
         case 'S':
         case 'V':
         case 'p':
-        case 'g':
-          fail("protocol 0 (text) opcodes are not read; write the snapshot with pickle protocol 2 or later");
+        case 'g': fail("protocol 0 (text) opcodes are not read; write the snapshot with pickle protocol 2 or later");
         case 'b':
         case 0x92:
         case 'i':

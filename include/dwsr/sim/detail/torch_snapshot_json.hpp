@@ -192,8 +192,8 @@ class torch_snapshot_json {
         break;
       }
       case level::block: {
-        const auto where = "segments[" + std::to_string(segment_index()) + "].blocks[" +
-                           std::to_string(segment_.blocks.size()) + "]";
+        const auto where =
+            "segments[" + std::to_string(segment_index()) + "].blocks[" + std::to_string(segment_.blocks.size()) + "]";
         if (key_ == "address")
           block_.address = whole(s, where);
         else if (key_ == "size")

@@ -75,8 +75,8 @@ class torch_snapshot_pickle {
   }
 
   void entry(const pickle_value& e) {
-    const auto where =
-        "device_traces[" + std::to_string(out_.devices() - 1) + "][" + std::to_string(out_.entries(out_.devices() - 1)) + "]";
+    const auto where = "device_traces[" + std::to_string(out_.devices() - 1) + "][" +
+                       std::to_string(out_.entries(out_.devices() - 1)) + "]";
     if (e.kind != pickle_kind::dict) fail(where, "the entry is not a dict");
     keys_of(e);
     torch_entry t;
@@ -105,9 +105,11 @@ class torch_snapshot_pickle {
       seg.total_size = field(s, "total_size", where).value_or(0);
       seg.device = field(s, "device", where).value_or(0);
       if (const auto* v = doc_.find(s, "stream"); v && v->kind == pickle_kind::integer) seg.stream = v->integer;
-      if (const auto* v = doc_.find(s, "segment_type"); v && v->kind == pickle_kind::text) seg.large = v->text != "small";
+      if (const auto* v = doc_.find(s, "segment_type"); v && v->kind == pickle_kind::text)
+        seg.large = v->text != "small";
       if (const auto* v = doc_.find(s, "is_expandable"); v && v->kind == pickle_kind::boolean) seg.expandable = v->flag;
-      if (const auto* v = doc_.find(s, "segment_pool_id"); v && (v->kind == pickle_kind::tuple || v->kind == pickle_kind::list))
+      if (const auto* v = doc_.find(s, "segment_pool_id");
+          v && (v->kind == pickle_kind::tuple || v->kind == pickle_kind::list))
         for (const auto p : v->items) {
           visit();
           if (doc_.at(p).kind == pickle_kind::integer && doc_.at(p).integer != 0) seg.private_pool = true;

@@ -7,8 +7,8 @@
 /// kept.
 
 #include <algorithm>
-#include <iterator>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -233,8 +233,8 @@ class torch_trace_builder {
     t.start_events = k;
     t.events.reserve(k + d.events.size());
     for (auto i : order)
-      t.events.push_back({t.events.size(), action::alloc, device::cuda, buffer_role::temporary, 0, blocks[i].id,
-                          blocks[i].requested});
+      t.events.push_back(
+          {t.events.size(), action::alloc, device::cuda, buffer_role::temporary, 0, blocks[i].id, blocks[i].requested});
     for (auto e : d.events) {
       e.seq = t.events.size();
       e.buffer = e.buffer & start_tag ? start_id[e.buffer & ~start_tag] : e.buffer + k;
@@ -251,9 +251,10 @@ class torch_trace_builder {
       for (const auto& s : segs) start_reserved += s.size;
       t.recorded_reserved_complete = blocks.empty() || d.start_segments_complete(blocks, segs);
       if (k > 0)
-        t.notes.push_back({"blocks live when recording began, placed by each model's own rules (the snapshot has no "
-                           "'segments' to lay them out)",
-                           k});
+        t.notes.push_back(
+            {"blocks live when recording began, placed by each model's own rules (the snapshot has no "
+             "'segments' to lay them out)",
+             k});
     }
     const auto peak = static_cast<std::int64_t>(start_reserved) + d.max_delta;
     t.recorded_peak_reserved = peak > 0 ? static_cast<std::uint64_t>(peak) : 0;
@@ -265,13 +266,15 @@ class torch_trace_builder {
       if (t.recorded_reserved_complete && at >= 0) t.recorded_capacity = static_cast<std::uint64_t>(at) + d.device_free;
     }
     if (!t.releases.empty())
-      t.notes.push_back({"releases of cached segments (runs of segment_free: empty_cache(), or PyTorch's release before "
-                         "an OOM), replayed as empty_cache()",
-                         t.releases.size()});
+      t.notes.push_back(
+          {"releases of cached segments (runs of segment_free: empty_cache(), or PyTorch's release before "
+           "an OOM), replayed as empty_cache()",
+           t.releases.size()});
     if (d.other_stream_allocs)
-      t.notes.push_back({"allocations on streams other than the first, replayed in one stream's pools (PyTorch keeps "
-                         "a block on its stream)",
-                         d.other_stream_allocs});
+      t.notes.push_back(
+          {"allocations on streams other than the first, replayed in one stream's pools (PyTorch keeps "
+           "a block on its stream)",
+           d.other_stream_allocs});
     if (d.deferred_frees)
       t.notes.push_back({"frees completed after other work (cross-stream uses), replayed when PyTorch completed them",
                          d.deferred_frees});
