@@ -44,6 +44,9 @@ class any_model {
   /// Feeds a batch of events in order.
   void on_events(std::span<const event> events) { self_->on_events(events); }
   bool alloc(std::uint64_t id, std::uint64_t bytes) { return self_->alloc(id, bytes); }
+  /// Releases the model's cached memory where the model has a cache to release
+  /// (torch.cuda.empty_cache()); nothing for other models.
+  void empty_cache() { self_->empty_cache(); }
   void free(std::uint64_t id, std::uint64_t bytes) { self_->free(id, bytes); }
   std::uint64_t allocated() const { return self_->allocated(); }
   std::uint64_t reserved() const { return self_->reserved(); }
@@ -60,6 +63,7 @@ class any_model {
     virtual void on_event(const event&) = 0;
     virtual void on_events(std::span<const event>) = 0;
     virtual bool alloc(std::uint64_t, std::uint64_t) = 0;
+    virtual void empty_cache() = 0;
     virtual void free(std::uint64_t, std::uint64_t) = 0;
     virtual std::uint64_t allocated() const = 0;
     virtual std::uint64_t reserved() const = 0;
@@ -73,6 +77,9 @@ class any_model {
     void on_event(const event& e) override { model.on_event(e); }
     void on_events(std::span<const event> events) override { feed(model, events); }
     bool alloc(std::uint64_t id, std::uint64_t bytes) override { return model.alloc(id, bytes); }
+    void empty_cache() override {
+      if constexpr (requires { model.empty_cache(); }) model.empty_cache();
+    }
     void free(std::uint64_t id, std::uint64_t bytes) override { model.free(id, bytes); }
     std::uint64_t allocated() const override { return model.allocated(); }
     std::uint64_t reserved() const override { return model.reserved(); }

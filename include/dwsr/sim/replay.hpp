@@ -76,6 +76,9 @@ struct replay_options {
   std::optional<std::uint64_t> capacity;  ///< per device; none: unlimited
   bool timeline = false;                  ///< keep allocated and reserved after each event
   bool attribution = true;                ///< keep a log of buffers to list those alive at the peak or OOM
+  /// Builds a model from its spec and capacity (default: make_model); lets a
+  /// caller prepare models, e.g. with the state a recording started from.
+  std::function<any_model(const std::string&, std::optional<std::uint64_t>)> make;
 };
 
 /// Runs one model type per device and tracks peaks, OOM and the timeline.
@@ -114,6 +117,13 @@ class model_track {
     if (timeline_) s.result.timeline.push_back({index, a, r});
   }
 
+  /// Releases the cached memory of device d's model (empty_cache), unless it ran out of memory.
+  void release(device d) {
+    auto& s = slots_[static_cast<std::size_t>(d)];
+    if constexpr (requires(M & m) { m.empty_cache(); })
+      if (s.model && !s.result.oom_event) s.model->empty_cache();
+  }
+
   /// The model of a device, if that device had events.
   const M* model(device d) const {
     const auto& s = slots_[static_cast<std::size_t>(d)];
@@ -150,10 +160,12 @@ class replay {
  public:
   /// Builds the models (throws invalid_input for an unknown model or setting).
   replay(std::span<const std::string> specs, replay_options options = {}) : options_(options) {
+    if (!options_.make)
+      options_.make = [](const std::string& spec, std::optional<std::uint64_t> cap) { return make_model(spec, cap); };
     for (const auto& spec : specs) {
-      make_model(spec, options_.capacity);  // validate now, not at the first event
+      options_.make(spec, options_.capacity);  // validate now, not at the first event
       tracks_.emplace_back(
-          spec, [spec, cap = options_.capacity] { return make_model(spec, cap); }, options_.timeline);
+          spec, [spec, cap = options_.capacity, make = options_.make] { return make(spec, cap); }, options_.timeline);
     }
   }
 
@@ -169,6 +181,10 @@ class replay {
       if (options_.attribution) log_[at].freed_at = index;
     }
     for (auto& t : tracks_) t.on_event(e, index);
+  }
+  /// torch.cuda.empty_cache() on device d, between two events: every model that caches releases.
+  void release(device d) {
+    for (auto& t : tracks_) t.release(d);
   }
   /// Feeds events in order (the same as on_event on each).
   void on_events(std::span<const event> events) {

@@ -24,11 +24,17 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <limits>
+#include <map>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "dwsr/error.hpp"
 #include "dwsr/sim/allocator_model.hpp"
 #include "dwsr/sim/detail/address_space.hpp"
 #include "dwsr/sim/detail/block_arena.hpp"
@@ -39,6 +45,7 @@
 #include "dwsr/sim/detail/torch_config.hpp"
 #include "dwsr/sim/detail/torch_expandable.hpp"
 #include "dwsr/sim/detail/torch_inspect.hpp"
+#include "dwsr/sim/torch_start_state.hpp"
 
 namespace dwsr::sim {
 
@@ -63,9 +70,44 @@ class torch_cuda_caching_model : public detail::model_base<torch_cuda_caching_mo
   explicit torch_cuda_caching_model(std::string_view conf, std::optional<std::uint64_t> capacity = {})
       : torch_cuda_caching_model(detail::parse_torch_settings(conf), capacity) {}
 
+  /// Starts from what PyTorch held when a recording began: the segments of
+  /// `start`, free, at their addresses (as fixed segments, whatever the
+  /// settings); each start block is then handed out, at its address and size,
+  /// by the first allocation of its id (a snapshot trace's start events). Call
+  /// on a new model; invalid_input when segments overlap.
+  void adopt(const torch_start_state& start) {
+    if (start.segments.empty()) return;
+    heap_.va = detail::address_space(start.segments.front().address, detail::torch_small_buffer);
+    for (const auto& seg : start.segments) {
+      if (!heap_.va.claim(seg.address, seg.size))
+        throw invalid_input("torch_cuda_caching: start segment at address " + std::to_string(seg.address) +
+                            " overlaps another");
+      detail::torch_block nb;
+      nb.addr = seg.address;
+      nb.size = seg.size;
+      nb.small = seg.small;
+      const auto b = heap_.blocks.make(nb);
+      heap_.insert_free(heap_.pools[seg.small ? 0 : 1], b);
+      start_free_.emplace(seg.address, b);
+      s_.reserved += seg.size;
+      ++s_.segments;
+      for (const auto& blk : seg.blocks) planned_.emplace(blk.id, std::pair{blk.address, blk.size});
+    }
+    detail::update_peaks(s_);
+  }
+
   /// torch's malloc: false when it raises OutOfMemoryError (after releasing the cache).
   bool alloc(std::uint64_t id, std::uint64_t bytes) {
     if (owners_.open(s_, id, bytes)) return true;  // torch returns a null pointer and makes no block
+    if (!planned_.empty()) {
+      if (const auto it = planned_.find(id); it != planned_.end()) {
+        const auto [addr, size] = it->second;
+        planned_.erase(it);
+        owners_.hand_out(s_, heap_.blocks, id, carve(addr, size), bytes);
+        return true;
+      }
+      abandon_start();
+    }
     const auto size = cfg_.round_size(bytes);
     detail::torch_pool& p = heap_.pools[size <= detail::torch_small_size ? 0 : 1];
     const auto alloc_size = cfg_.allocation_size(size);
@@ -96,6 +138,7 @@ class torch_cuda_caching_model : public detail::model_base<torch_cuda_caching_mo
 
   /// torch's free: the block merges with free neighbours of its segment and returns to its pool.
   void free(std::uint64_t id, std::uint64_t /*bytes*/ = 0) {
+    if (!planned_.empty()) abandon_start();
     const auto b = owners_.take_back(s_, heap_.blocks, id);
     if (b == detail::no_block) return;
     auto& p = heap_.pool_of(b);
@@ -130,6 +173,39 @@ class torch_cuda_caching_model : public detail::model_base<torch_cuda_caching_mo
   void check() const { detail::check_torch_heap(heap_, s_); }
 
  private:
+  // The free block of the start layout that holds [addr, addr + size), cut to exactly that range.
+  std::uint32_t carve(std::uint64_t addr, std::uint64_t size) {
+    auto it = start_free_.upper_bound(addr);
+    const auto fits = [&](std::uint32_t b) {
+      const auto& blk = heap_.blocks[b];
+      return !blk.allocated && blk.addr <= addr && size <= blk.size && addr - blk.addr <= blk.size - size;
+    };
+    if (it == start_free_.begin() || !fits(std::prev(it)->second))
+      throw invalid_input("torch_cuda_caching: start block at address " + std::to_string(addr) +
+                          " is not free space of a start segment");
+    --it;
+    auto b = it->second;
+    start_free_.erase(it);
+    auto& p = heap_.pool_of(b);
+    heap_.erase_free(p, b);
+    if (heap_.blocks[b].addr < addr) {
+      const auto front = detail::split_before(heap_.blocks, b, addr - heap_.blocks[b].addr);
+      heap_.insert_free(p, front);
+      start_free_.emplace(heap_.blocks[front].addr, front);
+    }
+    if (heap_.blocks[b].size > size) {
+      const auto rest = detail::split_after(heap_.blocks, b, size);
+      heap_.insert_free(p, rest);
+      start_free_.emplace(heap_.blocks[rest].addr, rest);
+    }
+    return b;
+  }
+  // Another event came before every start block was handed out: the rest are ordinary allocations.
+  void abandon_start() {
+    planned_.clear();
+    start_free_.clear();
+  }
+
   bool gc_active() const noexcept { return set_fraction_ && cfg_.garbage_collection_threshold > 0; }
 
   std::uint32_t get_free_block(detail::torch_pool& p, std::uint64_t size) {
@@ -249,6 +325,8 @@ class torch_cuda_caching_model : public detail::model_base<torch_cuda_caching_mo
   detail::torch_heap heap_;
   detail::torch_expandable expandable_;
   detail::held_blocks owners_{name};
+  std::unordered_map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> planned_;  // start block id -> addr, size
+  std::map<std::uint64_t, std::uint32_t> start_free_;  // free blocks of the start layout by address, while planned_
 };
 
 }  // namespace dwsr::sim

@@ -41,6 +41,27 @@ class address_space {
     return addr;
   }
 
+  /// Takes [addr, addr + size), which must be free: a range the device handed
+  /// out before the model started (the segments of a recording's start).
+  /// Returns false when part of it is taken already.
+  bool claim(std::uint64_t addr, std::uint64_t size) {
+    size = round(size);
+    if (addr >= top_) {
+      if (addr > top_) holes_.emplace(top_, addr - top_);
+      top_ = addr + size;
+      return true;
+    }
+    auto it = holes_.upper_bound(addr);
+    if (it == holes_.begin()) return false;
+    --it;
+    const auto [start, length] = *it;
+    if (addr + size > start + length) return false;
+    holes_.erase(it);
+    if (addr > start) holes_.emplace(start, addr - start);
+    if (start + length > addr + size) holes_.emplace(addr + size, start + length - addr - size);
+    return true;
+  }
+
   /// Returns a range obtained from allocate().
   void release(std::uint64_t addr, std::uint64_t size) {
     size = round(size);

@@ -33,6 +33,8 @@ struct torch_settings {
   bool expandable_segments = false;
   double memory_fraction = -1;  ///< per_process_memory_fraction in [0, 1]; negative: not set
 
+  friend bool operator==(const torch_settings&, const torch_settings&) = default;
+
   /// The divisions of the power-of-two band of `size`.
   std::uint64_t divisions(std::uint64_t size) const noexcept {
     const auto log_size = static_cast<std::size_t>(std::bit_width(size) - 1);
