@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "dwsr/graph/chunked.hpp"
+#include "dwsr/graph/model_plan.hpp"
 #include "dwsr/sim/any_model.hpp"
 
 namespace dwsr {
@@ -96,11 +97,7 @@ inline chunk_evaluation evaluate_chunk(const graph& g, shape3 cube, shape3 chunk
     e.peak = e.plan.peak();
     return e;
   }
-  for (std::size_t w = 0; w < std::min<std::uint64_t>(o.workers, e.plan.blocks); ++w) {
-    auto model = sim::make_model(o.allocator);
-    worker_events(s, w, model);
-    e.peak = std::max(e.peak, model.stats().peak_reserved);
-  }
+  for (const auto p : model_peaks(s, e.plan, o.allocator)) e.peak = std::max(e.peak, p);
   return e;
 }
 
