@@ -12,8 +12,9 @@
 ///   rmm_pool) carry their cache from one block to the next, so the peak
 ///   depends on the order of all the worker's blocks. They replay each
 ///   worker's whole event stream, which costs its events: past replay_limit
-///   events over all workers the answer is an invalid_input naming the count
-///   and the fix, not a replay that runs for hours.
+///   events over all workers (over all candidates, for an advice) the answer
+///   is an invalid_input naming the chunk and the fix, not a replay that runs
+///   for hours.
 
 #include <algorithm>
 #include <cstdint>
@@ -30,6 +31,12 @@ namespace dwsr {
 /// Most events a caching model's plan replays, over all workers.
 inline constexpr std::uint64_t replay_limit = 1u << 25;
 
+/// The events a caching model may still replay: replay_limit for one plan; an
+/// advice shares one budget over all its candidates, so it stays bounded too.
+struct replay_budget {
+  std::uint64_t events_left = replay_limit;  ///< events that may still be replayed
+};
+
 /// Whether a model (built by sim::make_model) holds nothing once every buffer
 /// is freed, so that it can be planned one block shape at a time.
 inline bool holds_nothing_between_blocks(const sim::any_model& m) {
@@ -38,9 +45,10 @@ inline bool holds_nothing_between_blocks(const sim::any_model& m) {
 
 /// Each worker's peak reserved bytes under the model `spec` (see the file
 /// comment); `plan` is plan_chunked(s). Throws invalid_input for an unknown
-/// model, or for a caching model whose replay would exceed replay_limit events.
+/// model, or for a caching model whose replay would exceed what is left of
+/// `budget` (which the replay spends).
 inline std::vector<std::uint64_t> model_peaks(const chunked_schedule& s, const chunked_plan& plan,
-                                              const std::string& spec) {
+                                              const std::string& spec, replay_budget& budget) {
   std::vector<std::uint64_t> peaks(s.workers());
   if (holds_nothing_between_blocks(sim::make_model(spec))) {
     const auto reductions = detail::run_phase_reductions(s);
@@ -58,18 +66,27 @@ inline std::vector<std::uint64_t> model_peaks(const chunked_schedule& s, const c
   }
   std::uint64_t events = 0;
   for (const auto& w : plan.workers)
-    if ((events += std::min(w.events, replay_limit + 1)) > replay_limit) break;
-  if (events > replay_limit)
+    if ((events += std::min(w.events, replay_limit + 1)) > budget.events_left) break;
+  if (events > budget.events_left)
     throw invalid_input("allocator model '" + spec + "' keeps a cache from block to block, so its plan replays every " +
-                        "event of every worker: " + std::to_string(plan.blocks) + " blocks make more than " +
-                        std::to_string(replay_limit) +
-                        " events; use a larger chunk, a smaller cube, or the exact or host_pages model");
+                        "event of every worker, and chunk " + to_string(plan.chunk) + " (" +
+                        std::to_string(plan.blocks) + " blocks) takes it past the " + std::to_string(replay_limit) +
+                        " events a plan or an advice replays; use a larger chunk, a smaller cube, or the exact or " +
+                        "host_pages model");
+  budget.events_left -= events;
   for (std::size_t w = 0; w < s.workers() && s.blocks_of(w) > 0; ++w) {
     auto model = sim::make_model(spec);
     worker_events(s, w, model);
     peaks[w] = model.stats().peak_reserved;
   }
   return peaks;
+}
+
+/// model_peaks with a budget of its own.
+inline std::vector<std::uint64_t> model_peaks(const chunked_schedule& s, const chunked_plan& plan,
+                                              const std::string& spec) {
+  replay_budget budget;
+  return model_peaks(s, plan, spec, budget);
 }
 
 }  // namespace dwsr
