@@ -8,10 +8,11 @@
 /// the blocks' C-order numbers, one block after another: with N blocks, the
 /// first N mod W workers run floor(N / W) + 1 blocks, the others floor(N / W).
 /// Contiguous ranges let a plan count the blocks of each shape a worker runs
-/// by arithmetic (graph/block_classes.hpp) instead of visiting them. When the graph needs cube-wide
-/// reductions and there is more than one block, each (node, pass) is a phase of
-/// its own over all blocks, every worker's blocks folded before the next phase
-/// starts; the last phase runs the graph. A single block is the whole cube, on
+/// by arithmetic (graph/block_classes.hpp) instead of visiting them.
+///
+/// When the graph needs cube-wide reductions and there is more than one block,
+/// each (node, pass) is a phase of its own over all blocks, every worker's
+/// blocks folded before the next phase starts; the last phase runs the graph. A single block is the whole cube, on
 /// which every operator reduces its own input, as a whole-cube run does.
 
 #include <algorithm>

@@ -103,7 +103,8 @@ class chunking {
   axis_span span(int axis, std::uint64_t g) const {
     const auto a = std::size_t(axis);
     const auto begin = g * chunk_[a], end = std::min(begin + chunk_[a], cube_[a]);
-    return {begin, end, begin - std::min(begin, halo_[a]), std::min(end + halo_[a], cube_[a])};
+    // Clipped without forming end + halo, which a huge halo would overflow.
+    return {begin, end, begin - std::min(begin, halo_[a]), halo_[a] >= cube_[a] - end ? cube_[a] : end + halo_[a]};
   }
 
   /// The blocks along `axis` that share an extended and an interior extent,
@@ -117,7 +118,7 @@ class chunking {
     // Blocks [0, left) start within the halo of the low face; blocks from
     // `right` on end within it of the high face (the last block always does,
     // or differs in its interior anyway).
-    const auto left = std::min(grid, (h + c - 1) / c);
+    const auto left = h >= n ? grid : std::min(grid, (h + c - 1) / c);
     const auto right = std::max(left, std::min(grid - 1, n >= h ? (n - h) / c : 0));
     std::vector<axis_class> out;
     std::map<std::pair<std::uint64_t, std::uint64_t>, std::size_t> index;  // (extended, interior) -> class
