@@ -74,7 +74,7 @@ struct graph_options {
         ->required();
     cmd.add_option("-p,--param", params, "operator parameter NAME=VALUE (repeatable), e.g. sigmas=3,3,3");
     if (chunked) cmd.add_option("-c,--chunk", chunk, "block shape IxXxT (default: the whole cube)");
-    cmd.add_option("-w,--workers", workers, "workers W; blocks go to workers round-robin")
+    cmd.add_option("-w,--workers", workers, "workers W; each runs a contiguous range of the blocks (C order)")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
     cmd.add_option("-t,--threads", threads, "threads T per worker (per-thread scratch is sized by T)")

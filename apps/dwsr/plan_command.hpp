@@ -40,6 +40,12 @@ inline void add_plan_command(CLI::App& app) {
         evaluate_chunk(g, shape, o.chunk, {.workers = o.workers, .threads = o.threads, .allocator = allocator});
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (!trace.empty()) {
+      // The trace lists every event of worker 0, held in memory until written.
+      constexpr std::uint64_t trace_limit = 1u << 22;
+      if (e.plan.workers.at(0).events > trace_limit)
+        throw invalid_input("--trace: worker 0 would emit " + std::to_string(e.plan.workers.at(0).events) +
+                            " events, more than the " + std::to_string(trace_limit) +
+                            " a trace holds; use a larger chunk, more workers or a smaller cube");
       recorder rec;
       worker_events(chunked_schedule(g, shape, o), 0, rec);
       sim::write_trace_csv(trace, rec.events());

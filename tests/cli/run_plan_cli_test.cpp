@@ -201,3 +201,41 @@ TEST_CASE("graph and chunking errors exit with status 2 and leave no output") {
   CHECK(std::filesystem::is_empty(out));
   expect_user_error(run_dwsr("run sweetness_from --input synthetic:8x8x64 --output " + out), "2 input");
 }
+
+TEST_CASE("dwsr plan and advise answer for cubes of any size, and bound what grows with the blocks") {
+  const auto advice = run_dwsr("advise envelope --shape 100000x100000x100000 --memory 2GiB --json");
+  REQUIRE(advice.status == 0);
+  const auto a = nlohmann::json::parse(advice.out);
+  CHECK(a["advice"]["peak_bytes"].get<std::uint64_t>() <= 2ull << 30);
+  CHECK(a["advice"]["chunk"].get<std::string>().ends_with("x100000"));
+  for (const auto& n : a["next_larger"]) CHECK(n["peak_bytes"].get<std::uint64_t>() > 2ull << 30);
+
+  const auto plan = run_dwsr("plan gaussian --shape 100000x100000x100000 --chunk 64x64x64 -w 4 -t 2 --json");
+  REQUIRE(plan.status == 0);
+  const auto p = nlohmann::json::parse(plan.out);
+  const std::uint64_t blocks = 1563ull * 1563 * 1563;  // ceil(100000 / 64) per axis
+  CHECK(p["blocks"] == blocks);
+  REQUIRE(p["planned_workers"].size() == 4);
+  std::uint64_t sum = 0;
+  for (const auto& w : p["planned_workers"]) {
+    sum += w["blocks"].get<std::uint64_t>();
+    // A middle block is 72^3 with its halo: the input and the output at least.
+    CHECK(w["peak_bytes"].get<std::uint64_t>() >= 2 * 72ull * 72 * 72 * 4);
+    CHECK(w["events"].get<std::uint64_t>() >= 4 * w["blocks"].get<std::uint64_t>());
+  }
+  CHECK(sum == blocks);
+
+  const auto many = run_dwsr("plan gaussian --shape 100000x100000x100000 --chunk 64x64x64 -w 100000 --json");
+  REQUIRE(many.status == 0);
+  CHECK(nlohmann::json::parse(many.out)["planned_workers"].size() == 100000);
+
+  temp_dir dir;
+  const auto trace = (dir / "events.csv").string();
+  expect_user_error(run_dwsr("plan gaussian --shape 100000x100000x100000 --chunk 64x64x64 --trace " + trace),
+                    "--trace: worker 0 would emit");
+  CHECK(dir.entries().empty());
+  expect_user_error(run_dwsr("plan convolution -p kernel=81,81,81 --shape 200x200x200 --chunk 1x1x1"),
+                    "distinct block shapes");
+  expect_user_error(run_dwsr("advise envelope --shape 20000x20000x8 --memory 1MiB -a torch_cuda_caching"),
+                    "replays every event");
+}

@@ -13,6 +13,12 @@
 /// the fewest blocks, then the least halo). No larger candidate fits, so both
 /// neighbours of the advice in the candidate grid are over budget or beyond
 /// the cube.
+///
+/// Cost: about 2 sqrt(inlines) x log2(2 sqrt(crosslines)) candidates (some
+/// 7,000 for a 100000 x 100000 cube), each one plan: one meta execution per
+/// distinct block shape (graph/block_classes.hpp), a few dozen when the chunk
+/// is at least the halo. A caching allocator model replays events instead,
+/// within one budget for the whole advice (graph/model_plan.hpp).
 
 #include <algorithm>
 #include <chrono>
@@ -22,6 +28,7 @@
 #include <vector>
 
 #include "dwsr/graph/chunked.hpp"
+#include "dwsr/graph/model_plan.hpp"
 #include "dwsr/sim/any_model.hpp"
 
 namespace dwsr {
@@ -88,20 +95,24 @@ inline shape3 dask_default_chunk(shape3 cube, std::uint64_t limit_bytes = 128ull
   return {chunk[0], chunk[1], chunk[2]};
 }
 
-/// Evaluates one chunking: the exact plan, and the model's per-worker peak.
-inline chunk_evaluation evaluate_chunk(const graph& g, shape3 cube, shape3 chunk, const advice_options& o) {
+/// Evaluates one chunking: the exact plan, and the model's per-worker peak
+/// (a caching model's replay spends `budget`, graph/model_plan.hpp).
+inline chunk_evaluation evaluate_chunk(const graph& g, shape3 cube, shape3 chunk, const advice_options& o,
+                                       replay_budget& budget) {
   const chunked_schedule s(g, cube, {.chunk = chunk, .workers = o.workers, .threads = o.threads});
   chunk_evaluation e{plan_chunked(s), 0};
   if (o.allocator == "exact") {
     e.peak = e.plan.peak();
     return e;
   }
-  for (std::size_t w = 0; w < std::min<std::uint64_t>(o.workers, e.plan.blocks); ++w) {
-    auto model = sim::make_model(o.allocator);
-    worker_events(s, w, model);
-    e.peak = std::max(e.peak, model.stats().peak_reserved);
-  }
+  for (const auto p : model_peaks(s, e.plan, o.allocator, budget)) e.peak = std::max(e.peak, p);
   return e;
+}
+
+/// evaluate_chunk with a replay budget of its own.
+inline chunk_evaluation evaluate_chunk(const graph& g, shape3 cube, shape3 chunk, const advice_options& o) {
+  replay_budget budget;
+  return evaluate_chunk(g, cube, chunk, o, budget);
 }
 
 /// The largest chunk (time whole) whose predicted per-worker peak fits o.budget.
@@ -110,9 +121,10 @@ inline advice advise(const graph& g, shape3 cube, const advice_options& o) {
   const auto started = std::chrono::steady_clock::now();
   sim::make_model(o.allocator);  // validates the spec before any work
   advice a;
+  replay_budget budget;  // shared by every candidate
   auto eval = [&](std::uint64_t ci, std::uint64_t cx) {
     ++a.candidates;
-    return evaluate_chunk(g, cube, {ci, cx, cube.samples}, o);
+    return evaluate_chunk(g, cube, {ci, cx, cube.samples}, o, budget);
   };
   // Axes some node reads whole offer only the whole extent.
   const auto whole = g.whole_axes();
@@ -152,7 +164,7 @@ inline advice advise(const graph& g, shape3 cube, const advice_options& o) {
   }
   if (!best) {
     const shape3 smallest_chunk{ins.front(), xs.front(), cube.samples};
-    const auto smallest = evaluate_chunk(g, cube, smallest_chunk, o);
+    const auto smallest = evaluate_chunk(g, cube, smallest_chunk, o, budget);
     throw invalid_input("memory budget of " + std::to_string(o.budget) +
                         " bytes per worker is too small: the smallest chunk " + to_string(smallest_chunk) + " needs " +
                         std::to_string(smallest.peak) + " bytes per worker");
@@ -169,7 +181,7 @@ inline advice advise(const graph& g, shape3 cube, const advice_options& o) {
   auto dask = a.dask_chunk;
   for (int axis = 0; axis < 3; ++axis)
     if (whole[axis]) (axis == 0 ? dask.inlines : axis == 1 ? dask.crosslines : dask.samples) = cube[axis];
-  a.dask = evaluate_chunk(g, cube, dask, o);
+  a.dask = evaluate_chunk(g, cube, dask, o, budget);
   a.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return a;
 }

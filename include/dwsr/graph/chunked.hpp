@@ -12,22 +12,25 @@
 /// threads compute into scratch allocated up front), so a worker's event
 /// sequence is the same for every thread interleaving. The meta execution walks
 /// the same schedule with the same step function and emits that sequence; the
-/// predicted per-worker peak is the real one, byte for byte.
+/// predicted per-worker peak is the real one, byte for byte. Blocks of one
+/// extended and interior shape emit the same events, so the plan runs the meta
+/// execution once per shape and phase and counts the blocks of each shape per
+/// worker arithmetically: it answers in milliseconds for any number of blocks.
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <exception>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
-#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "dwsr/exec/host_context.hpp"
 #include "dwsr/exec/meta_context.hpp"
+#include "dwsr/graph/block_classes.hpp"
 #include "dwsr/graph/block_io.hpp"
 #include "dwsr/graph/chunked_schedule.hpp"
 #include "dwsr/graph/schedule.hpp"
@@ -114,38 +117,66 @@ void run_step(Ctx& ctx, const chunked_schedule& s, const schedule_phase& ph, con
       });
 }
 
-/// Predicts each worker's peak: the meta execution of every worker's part of
-/// the schedule, exact. Blocks with the same extended and interior shapes emit
-/// the same events in a phase, so each is planned once per phase.
-inline chunked_plan plan_chunked(const chunked_schedule& s) {
+namespace detail {
+
+/// The plan of `s` from one block of each class (graph/block_classes.hpp):
+/// `measure(phase, block)` returns the (peak, events) of that step alone, and
+/// a worker's peak is the highest over the classes it runs, its events the sum
+/// over them of blocks x events. Exact whenever a worker holds nothing between
+/// blocks, as every dwsr context does, and the measure starts from nothing.
+template <class Measure>
+chunked_plan plan_by_class(const chunked_schedule& s, Measure&& measure) {
   const auto& c = s.blocks();
   chunked_plan p{c.chunk(), c.halo(), c.count(), c.halo_overhead(), std::vector<worker_memory>(s.workers())};
-  using key =
-      std::tuple<std::size_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t>;
-  std::map<key, std::pair<std::uint64_t, std::uint64_t>> memo;  // (phase, shapes) -> (peak, events) of one step
-  const auto reductions = detail::run_phase_reductions(s);
+  const block_classes classes(c);
+  const auto& ks = classes.classes();
+  std::vector<std::uint64_t> peak(ks.size()), events(ks.size());
+  for (std::size_t k = 0; k < ks.size(); ++k)
+    for (const auto& ph : s.phases()) {
+      const auto [step_peak, step_events] = measure(ph, ks[k].example);
+      peak[k] = std::max(peak[k], step_peak);
+      events[k] += step_events;
+    }
+  // Workers run consecutive ranges, so each range starts where the last ended.
+  auto before = classes.counts_below(0);
   for (std::size_t w = 0; w < s.workers(); ++w) {
+    const auto [first, last] = s.range_of(w);
+    if (first == last) break;  // this worker and the ones after it have no blocks
+    auto upto = classes.counts_below(last);
     auto& worker = p.workers[w];
-    worker.blocks = s.blocks_of(w);
-    for (std::size_t ph = 0; ph < s.phases().size(); ++ph)
-      s.for_each_block(w, [&](const block& b) {
-        const auto e = b.extended(), in = b.interior();
-        const key k{ph, e.inlines, e.crosslines, e.samples, in.inlines, in.crosslines, in.samples};
-        auto it = memo.find(k);
-        if (it == memo.end()) {
-          peak_counter counter;
-          event_bus bus(counter);
-          meta_context ctx(bus, {.threads = s.options().threads});
-          reduction acc;
-          run_step(
-              ctx, s, s.phases()[ph], b, reductions, &acc, nullptr, [](float*) {}, nullptr);
-          it = memo.emplace(k, std::pair{counter.peak(), bus.events()}).first;
-        }
-        worker.peak = std::max(worker.peak, it->second.first);
-        worker.events += it->second.second;
-      });
+    worker.blocks = last - first;
+    for (std::size_t k = 0; k < ks.size(); ++k) {
+      const auto n = upto[k] - before[k];
+      if (n == 0) continue;
+      worker.peak = std::max(worker.peak, peak[k]);
+      std::uint64_t add = 0;
+      if (__builtin_mul_overflow(n, events[k], &add) || __builtin_add_overflow(worker.events, add, &worker.events))
+        throw invalid_input("worker " + std::to_string(w) + " of a chunking into " + std::to_string(c.count()) +
+                            " blocks would emit more than 2^64 events; use a larger chunk");
+    }
+    before = std::move(upto);
   }
   return p;
+}
+
+}  // namespace detail
+
+/// Predicts each worker's peak and events: the meta execution of one block of
+/// each shape per phase (the blocks of one shape emit the same events), so
+/// the cost grows with the number of distinct block shapes, not of blocks.
+/// Exact: the same figures as the meta execution of every block of every
+/// worker (worker_events).
+inline chunked_plan plan_chunked(const chunked_schedule& s) {
+  const auto reductions = detail::run_phase_reductions(s);
+  return detail::plan_by_class(s, [&](const schedule_phase& ph, const block& b) {
+    peak_counter counter;
+    event_bus bus(counter);
+    meta_context ctx(bus, {.threads = s.options().threads});
+    reduction acc;
+    run_step(
+        ctx, s, ph, b, reductions, &acc, nullptr, [](float*) {}, nullptr);
+    return std::pair{counter.peak(), bus.events()};
+  });
 }
 
 /// plan_chunked for `g` on `cube` with options `o`.
@@ -154,7 +185,8 @@ inline chunked_plan plan_chunked(const graph& g, shape3 cube, const chunked_opti
 }
 
 /// Emits worker w's whole event stream of the schedule into `sink` without
-/// computing (what plan_chunked summarises; for allocator models).
+/// computing (what plan_chunked summarises): every block of the worker, so
+/// the cost grows with its blocks.
 inline void worker_events(const chunked_schedule& s, std::size_t w, event_sink_ref sink) {
   event_bus bus(sink);
   meta_context ctx(bus, {.threads = s.options().threads, .name = "worker " + std::to_string(w)});

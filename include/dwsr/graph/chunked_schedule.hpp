@@ -4,17 +4,23 @@
 /// the real run (run_chunked) all walk, so that they agree event for event.
 ///
 /// The cube is split into blocks of the chunk shape, each extended by the
-/// graph's halo (graph/chunking.hpp). Block k goes to worker k mod W; each
-/// worker runs its blocks one after another. When the graph needs cube-wide
-/// reductions and there is more than one block, each (node, pass) is a phase of
-/// its own over all blocks, every worker's blocks folded before the next phase
-/// starts; the last phase runs the graph. A single block is the whole cube, on
+/// graph's halo (graph/chunking.hpp). Each worker runs a contiguous range of
+/// the blocks' C-order numbers, one block after another: with N blocks, the
+/// first N mod W workers run floor(N / W) + 1 blocks, the others floor(N / W).
+/// Contiguous ranges let a plan count the blocks of each shape a worker runs
+/// by arithmetic (graph/block_classes.hpp) instead of visiting them.
+///
+/// When the graph needs cube-wide reductions and there is more than one block,
+/// each (node, pass) is a phase of its own over all blocks, every worker's
+/// blocks folded before the next phase starts; the last phase runs the graph. A single block is the whole cube, on
 /// which every operator reduces its own input, as a whole-cube run does.
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dwsr/error.hpp"
@@ -57,14 +63,23 @@ class chunked_schedule {
   std::size_t workers() const noexcept { return options_.workers; }
   /// Phases in order; the last one runs the graph.
   const std::vector<schedule_phase>& phases() const noexcept { return phases_; }
+  /// The block numbers [first, last) worker w runs in each phase.
+  std::pair<std::uint64_t, std::uint64_t> range_of(std::size_t w) const noexcept {
+    const std::uint64_t n = blocks_.count(), workers = options_.workers, k = w;
+    const auto share = n / workers, extra = n % workers;
+    const auto first = k * share + std::min(k, extra);
+    return {first, first + share + (k < extra ? 1 : 0)};
+  }
   /// Number of blocks worker w runs in each phase.
   std::uint64_t blocks_of(std::size_t w) const noexcept {
-    return w < blocks_.count() ? (blocks_.count() - w + options_.workers - 1) / options_.workers : 0;
+    const auto [first, last] = range_of(w);
+    return last - first;
   }
   /// Calls f(block) for worker w's blocks, in order.
   template <class F>
   void for_each_block(std::size_t w, F&& f) const {
-    for (std::uint64_t i = w; i < blocks_.count(); i += options_.workers) f(blocks_.at(i));
+    const auto [first, last] = range_of(w);
+    for (auto i = first; i < last; ++i) f(blocks_.at(i));
   }
 
  private:

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "dwsr/graph/chunked.hpp"
+#include "dwsr/graph/model_plan.hpp"
 #include "dwsr/memory/rss_probe.hpp"
 #include "dwsr/sim/host_pages.hpp"
 
@@ -43,15 +44,9 @@ struct chunked_measurement {
   }
 };
 
-/// Each worker's peak bytes under the host_pages model (meta execution).
-inline std::vector<std::uint64_t> plan_pages(const chunked_schedule& s) {
-  std::vector<std::uint64_t> out(s.workers());
-  for (std::size_t w = 0; w < s.workers(); ++w) {
-    sim::host_pages_model model;
-    worker_events(s, w, model);
-    out[w] = model.stats().peak_reserved;
-  }
-  return out;
+/// Each worker's peak bytes under the host_pages model; `plan` is plan_chunked(s).
+inline std::vector<std::uint64_t> plan_pages(const chunked_schedule& s, const chunked_plan& plan) {
+  return model_peaks(s, plan, std::string(sim::host_pages_model::name));
 }
 
 /// Runs the graph of `s` on a zero cube of one block per worker (fewer where
@@ -77,7 +72,7 @@ inline chunked_measurement measure_chunked(const chunked_schedule& s, const bloc
                                            const std::function<void(const block&)>& on_block = {}) {
   chunked_measurement m;
   m.planned = plan_chunked(s);
-  m.planned_pages = plan_pages(s);
+  m.planned_pages = plan_pages(s, m.planned);
   warm_up(s);
   rss_probe probe;
   std::vector<rss_sampler> samplers(s.workers(), rss_sampler(probe));

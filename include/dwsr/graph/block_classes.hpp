@@ -1,0 +1,112 @@
+#pragma once
+/// \file The blocks of a chunking grouped by shape: a class is a combination of
+/// one class of blocks per axis (chunking::axis_classes), so its blocks all
+/// have the same extended and interior shapes and hence, in any phase, the same
+/// events. A plan evaluates each class once and counts, per worker, how many of
+/// its blocks the worker runs, in O(classes) per worker, whatever the number
+/// of blocks.
+///
+/// The number of classes is the product of the per-axis counts, about
+/// (2 halo / chunk + 3) per axis: a handful when the chunk is at least the
+/// halo, but it grows as the chunk shrinks below the halo. Past
+/// block_classes::limit, building them is an invalid_input that names the
+/// chunk, the halo and the fix, instead of a plan that runs for hours.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dwsr/error.hpp"
+#include "dwsr/graph/chunking.hpp"
+
+namespace dwsr {
+
+/// One class of blocks: their shapes, and one of them to run.
+struct block_class {
+  shape3 extended;                    ///< the blocks' halo-extended shape
+  shape3 interior;                    ///< the blocks' interior shape
+  std::array<std::size_t, 3> axis{};  ///< its class along each axis (index into block_classes::along)
+  std::uint64_t count = 0;            ///< blocks of the class in the whole chunking
+  block example;                      ///< its first block in C order
+};
+
+/// The classes of a chunking's blocks (see the file comment).
+class block_classes {
+ public:
+  /// Most classes a plan evaluates; chunks far below the halo exceed it.
+  static constexpr std::uint64_t limit = 1u << 16;
+
+  /// Throws invalid_input when there would be more than `limit` classes.
+  explicit block_classes(const chunking& c) : chunking_(&c) {
+    std::uint64_t total = 1;
+    for (int a = 0; a < 3; ++a) {
+      along_[a] = c.axis_classes(a);
+      total *= along_[a].size();  // each factor is at most the blocks along its axis, so this cannot overflow
+      if (total > limit) too_many(c);
+    }
+    const auto& g = c.grid();
+    for (std::size_t i = 0; i < along_[0].size(); ++i)
+      for (std::size_t j = 0; j < along_[1].size(); ++j)
+        for (std::size_t k = 0; k < along_[2].size(); ++k) {
+          const auto &x = along_[0][i], &y = along_[1][j], &z = along_[2][k];
+          const auto first = (x.runs.front().first * g[1] + y.runs.front().first) * g[2] + z.runs.front().first;
+          classes_.push_back({{x.extended, y.extended, z.extended},
+                              {x.interior, y.interior, z.interior},
+                              {i, j, k},
+                              x.count() * y.count() * z.count(),
+                              c.at(first)});
+        }
+  }
+
+  /// The classes, in C order of their per-axis indices.
+  const std::vector<block_class>& classes() const noexcept { return classes_; }
+  /// The classes along one axis.
+  const std::vector<axis_class>& along(int axis) const noexcept { return along_[std::size_t(axis)]; }
+
+  /// For each class, how many of its blocks have C-order numbers below x
+  /// (x at most the number of blocks). With x at grid position (x0, x1, x2):
+  /// the blocks in planes below x0, then in rows of plane x0 below x1, then in
+  /// row (x0, x1) below x2.
+  std::vector<std::uint64_t> counts_below(std::uint64_t x) const {
+    const auto& g = chunking_->grid();
+    const std::uint64_t plane = g[1] * g[2];
+    const std::array<std::uint64_t, 3> p{x / plane, x % plane / g[2], x % g[2]};
+    std::array<std::vector<std::uint64_t>, 3> below, count;
+    std::array<std::vector<bool>, 3> at;
+    for (std::size_t a = 0; a < 3; ++a)
+      for (const auto& k : along_[a]) {
+        below[a].push_back(k.below(p[a]));
+        count[a].push_back(k.count());
+        at[a].push_back(k.contains(p[a]));
+      }
+    std::vector<std::uint64_t> out;
+    out.reserve(classes_.size());
+    for (const auto& k : classes_) {
+      const auto [i, j, l] = k.axis;
+      out.push_back(below[0][i] * count[1][j] * count[2][l] +
+                    (at[0][i] ? below[1][j] * count[2][l] + (at[1][j] ? below[2][l] : 0) : 0));
+    }
+    return out;
+  }
+
+ private:
+  [[noreturn]] static void too_many(const chunking& c) {
+    std::string halo, fix;
+    for (int a = 0; a < 3; ++a) {
+      halo += (a ? "x" : "") + std::to_string(c.halo()[a]);
+      fix += (a ? "x" : "") + std::to_string(std::max(c.chunk()[a], std::min(c.halo()[a], c.cube()[a])));
+    }
+    std::uint64_t classes = 1;
+    for (int a = 0; a < 3; ++a) classes *= c.axis_classes(a).size();
+    throw invalid_input("chunk " + to_string(c.chunk()) + " with halo " + halo + " gives " + std::to_string(classes) +
+                        " distinct block shapes, more than the " + std::to_string(limit) +
+                        " a plan evaluates; use a chunk at least as large as the halo, e.g. " + fix);
+  }
+
+  const chunking* chunking_;
+  std::array<std::vector<axis_class>, 3> along_;
+  std::vector<block_class> classes_;
+};
+
+}  // namespace dwsr

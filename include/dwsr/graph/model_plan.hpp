@@ -1,0 +1,92 @@
+#pragma once
+/// \file Each worker's peak of a chunked execution under an allocator model
+/// (sim/any_model.hpp), what `dwsr plan --allocator` and the advisor report.
+///
+/// What it costs, and why it stays exact:
+/// - exact: the plan's own peaks (graph/chunked.hpp), one meta execution per
+///   block shape.
+/// - host_pages: the model holds nothing but the live buffers, and a worker
+///   holds nothing between blocks, so each block starts from an empty model:
+///   one fresh model per block shape, as cheap as exact.
+/// - the caching models (host_malloc, torch_cuda_caching, cupy_pool,
+///   rmm_pool) carry their cache from one block to the next, so the peak
+///   depends on the order of all the worker's blocks. They replay each
+///   worker's whole event stream, which costs its events: past replay_limit
+///   events over all workers (over all candidates, for an advice) the answer
+///   is an invalid_input naming the chunk and the fix, not a replay that runs
+///   for hours.
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dwsr/error.hpp"
+#include "dwsr/graph/chunked.hpp"
+#include "dwsr/sim/any_model.hpp"
+
+namespace dwsr {
+
+/// Most events a caching model's plan replays, over all workers.
+inline constexpr std::uint64_t replay_limit = 1u << 25;
+
+/// The events a caching model may still replay: replay_limit for one plan; an
+/// advice shares one budget over all its candidates, so it stays bounded too.
+struct replay_budget {
+  std::uint64_t events_left = replay_limit;  ///< events that may still be replayed
+};
+
+/// Whether a model (built by sim::make_model) holds nothing once every buffer
+/// is freed, so that it can be planned one block shape at a time.
+inline bool holds_nothing_between_blocks(const sim::any_model& m) {
+  return m.model_name() == sim::exact_model::name || m.model_name() == sim::host_pages_model::name;
+}
+
+/// Each worker's peak reserved bytes under the model `spec` (see the file
+/// comment); `plan` is plan_chunked(s). Throws invalid_input for an unknown
+/// model, or for a caching model whose replay would exceed what is left of
+/// `budget` (which the replay spends).
+inline std::vector<std::uint64_t> model_peaks(const chunked_schedule& s, const chunked_plan& plan,
+                                              const std::string& spec, replay_budget& budget) {
+  std::vector<std::uint64_t> peaks(s.workers());
+  if (holds_nothing_between_blocks(sim::make_model(spec))) {
+    const auto reductions = detail::run_phase_reductions(s);
+    const auto by_class = detail::plan_by_class(s, [&](const schedule_phase& ph, const block& b) {
+      auto model = sim::make_model(spec);
+      event_bus bus(model);
+      meta_context ctx(bus, {.threads = s.options().threads});
+      reduction acc;
+      run_step(
+          ctx, s, ph, b, reductions, &acc, nullptr, [](float*) {}, nullptr);
+      return std::pair{model.stats().peak_reserved, bus.events()};
+    });
+    for (std::size_t w = 0; w < s.workers(); ++w) peaks[w] = by_class.workers[w].peak;
+    return peaks;
+  }
+  std::uint64_t events = 0;
+  for (const auto& w : plan.workers)
+    if ((events += std::min(w.events, replay_limit + 1)) > budget.events_left) break;
+  if (events > budget.events_left)
+    throw invalid_input("allocator model '" + spec + "' keeps a cache from block to block, so its plan replays every " +
+                        "event of every worker, and chunk " + to_string(plan.chunk) + " (" +
+                        std::to_string(plan.blocks) + " blocks) takes it past the " + std::to_string(replay_limit) +
+                        " events a plan or an advice replays; use a larger chunk, a smaller cube, or the exact or " +
+                        "host_pages model");
+  budget.events_left -= events;
+  for (std::size_t w = 0; w < s.workers() && s.blocks_of(w) > 0; ++w) {
+    auto model = sim::make_model(spec);
+    worker_events(s, w, model);
+    peaks[w] = model.stats().peak_reserved;
+  }
+  return peaks;
+}
+
+/// model_peaks with a budget of its own.
+inline std::vector<std::uint64_t> model_peaks(const chunked_schedule& s, const chunked_plan& plan,
+                                              const std::string& spec) {
+  replay_budget budget;
+  return model_peaks(s, plan, spec, budget);
+}
+
+}  // namespace dwsr

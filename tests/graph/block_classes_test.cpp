@@ -1,0 +1,205 @@
+// Block classes: they partition the blocks by shape, count each worker's blocks
+// of each shape as a walk over the blocks does, and the plans built on them
+// (exact, and under allocator models) equal the meta execution of every block.
+
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include "dwsr/graph/model_plan.hpp"
+#include "dwsr/memory/peak_counter.hpp"
+#include "operators/operator_test_support.hpp"
+
+using namespace dwsr;
+
+namespace {
+
+/// A small deterministic generator for test choices.
+struct chooser {
+  std::uint64_t state;
+  std::uint64_t below(std::uint64_t n) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return (state >> 33) % n;
+  }
+  std::uint64_t between(std::uint64_t lo, std::uint64_t hi) { return lo + below(hi - lo + 1); }
+};
+
+/// A random chunking: cube extents 1..12, chunks 1..extent, halos 0..5.
+chunking random_chunking(chooser& ch) {
+  const shape3 cube{ch.between(1, 12), ch.between(1, 12), ch.between(1, 12)};
+  const shape3 chunk{ch.between(1, cube.inlines), ch.between(1, cube.crosslines), ch.between(1, cube.samples)};
+  return chunking(cube, chunk, {ch.below(6), ch.below(6), ch.below(6)});
+}
+
+/// "AxBxC" for a box-filter kernel.
+std::string kernel_text(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+  std::string out = std::to_string(a);
+  out += ',';
+  out += std::to_string(b);
+  out += ',';
+  out += std::to_string(c);
+  return out;
+}
+
+/// A box filter of a random odd kernel (halos 0..4 per axis), followed, one
+/// time in two, by a cube-wide reduction (so that plans have several phases).
+graph random_graph(chooser& ch) {
+  graph g(operators::catalogue());
+  g.add("box", "convolution", {"input"},
+        {{"kernel", kernel_text(1 + 2 * ch.below(5), 1 + 2 * ch.below(5), 1 + 2 * ch.below(5))}});
+  if (ch.below(2)) g.add("equalised", "histogram_equalization", {"box"});
+  g.build();
+  return g;
+}
+
+/// The plan of `s` by the meta execution of every block of every worker.
+std::vector<worker_memory> walk_every_block(const chunked_schedule& s) {
+  std::vector<worker_memory> out(s.workers());
+  for (std::size_t w = 0; w < s.workers(); ++w) {
+    peak_counter counter;
+    std::uint64_t events = 0;
+    struct counting {
+      peak_counter* counter;
+      std::uint64_t* events;
+      void on_event(const event& e) { counter->on_event(e), ++*events; }
+    } sink{&counter, &events};
+    worker_events(s, w, sink);
+    out[w] = {counter.peak(), s.blocks_of(w), events};
+  }
+  return out;
+}
+
+/// Each worker's peak under `spec`, feeding every block of every worker.
+std::vector<std::uint64_t> replay_every_block(const chunked_schedule& s, const std::string& spec) {
+  std::vector<std::uint64_t> out(s.workers());
+  for (std::size_t w = 0; w < s.workers(); ++w) {
+    auto model = sim::make_model(spec);
+    worker_events(s, w, model);
+    out[w] = model.stats().peak_reserved;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the classes along an axis partition its blocks by extended and interior extent") {
+  chooser ch{11};
+  for (int trial = 0; trial < 300; ++trial) {
+    const auto c = random_chunking(ch);
+    for (int a = 0; a < 3; ++a) {
+      INFO("cube " << to_string(c.cube()) << ", chunk " << to_string(c.chunk()) << ", axis " << a << ", halo "
+                   << c.halo()[std::size_t(a)]);
+      std::vector<int> seen(c.grid()[std::size_t(a)]);
+      std::map<std::pair<std::uint64_t, std::uint64_t>, int> keys;
+      for (const auto& k : c.axis_classes(a)) {
+        CHECK(++keys[{k.extended, k.interior}] == 1);
+        for (const auto& [begin, end] : k.runs)
+          for (auto g = begin; g < end; ++g) {
+            const auto s = c.span(a, g);
+            CHECK(s.ext_end - s.ext_begin == k.extended);
+            CHECK(s.end - s.begin == k.interior);
+            ++seen[g];
+          }
+      }
+      for (const auto n : seen) CHECK(n == 1);
+    }
+  }
+}
+
+TEST_CASE("block classes count the blocks below any block number as a walk over the blocks does") {
+  chooser ch{12};
+  for (int trial = 0; trial < 200; ++trial) {
+    const auto c = random_chunking(ch);
+    const block_classes classes(c);
+    INFO("cube " << to_string(c.cube()) << ", chunk " << to_string(c.chunk()));
+    using key = std::array<std::uint64_t, 6>;  // extended, then interior shape
+    auto key_of = [](shape3 e, shape3 i) {
+      return key{e.inlines, e.crosslines, e.samples, i.inlines, i.crosslines, i.samples};
+    };
+    std::map<key, std::size_t> index;
+    for (std::size_t k = 0; k < classes.classes().size(); ++k) {
+      const auto& cls = classes.classes()[k];
+      CHECK(cls.example.extended() == cls.extended);
+      CHECK(cls.example.interior() == cls.interior);
+      index[key_of(cls.extended, cls.interior)] = k;
+    }
+    std::vector<std::uint64_t> walked(classes.classes().size());
+    for (std::uint64_t x = 0; x <= c.count(); ++x) {
+      CHECK(classes.counts_below(x) == walked);
+      if (x == c.count()) break;
+      const auto b = c.at(x);
+      const auto it = index.find(key_of(b.extended(), b.interior()));
+      REQUIRE(it != index.end());
+      ++walked[it->second];
+    }
+    for (std::size_t k = 0; k < walked.size(); ++k) CHECK(classes.classes()[k].count == walked[k]);
+  }
+}
+
+TEST_CASE("workers run contiguous ranges that cover every block once, as evenly as possible") {
+  const auto g = graph::single(operators::catalogue(), "convolution");
+  for (const std::size_t workers : {1, 2, 5, 7, 40}) {
+    const chunked_schedule s(g, {5, 6, 7}, {.chunk = {2, 2, 7}, .workers = workers});
+    std::uint64_t next = 0;
+    for (std::size_t w = 0; w < workers; ++w) {
+      const auto [first, last] = s.range_of(w);
+      CHECK(first == next);
+      CHECK(last - first == s.blocks().count() / workers + (w < s.blocks().count() % workers ? 1 : 0));
+      next = last;
+    }
+    CHECK(next == s.blocks().count());
+  }
+}
+
+TEST_CASE("plans from block classes equal the meta execution of every block, exact and under allocator models") {
+  chooser ch{2025};
+  for (int trial = 0; trial < 60; ++trial) {
+    const auto g = random_graph(ch);
+    const auto c = random_chunking(ch);
+    const chunked_options o{.chunk = c.chunk(), .workers = ch.between(1, 9), .threads = ch.between(1, 3)};
+    const chunked_schedule s(g, c.cube(), o);
+    INFO("trial " << trial << ": cube " << to_string(c.cube()) << ", chunk " << to_string(o.chunk) << ", halo "
+                  << s.blocks().halo()[0] << "x" << s.blocks().halo()[1] << "x" << s.blocks().halo()[2] << ", "
+                  << g.nodes().size() << " nodes, " << o.workers << " workers x " << o.threads << " threads");
+    const auto plan = plan_chunked(s);
+    const auto walked = walk_every_block(s);
+    for (std::size_t w = 0; w < o.workers; ++w) {
+      INFO("worker " << w);
+      CHECK(plan.workers[w].peak == walked[w].peak);
+      CHECK(plan.workers[w].events == walked[w].events);
+      CHECK(plan.workers[w].blocks == walked[w].blocks);
+    }
+    for (const std::string spec : {"exact", "host_pages", "torch_cuda_caching", "host_malloc"}) {
+      INFO("allocator model " << spec);
+      CHECK(model_peaks(s, plan, spec) == replay_every_block(s, spec));
+    }
+  }
+}
+
+TEST_CASE("plans of cubes far larger than memory take one block per shape") {
+  const auto g = graph::single(operators::catalogue(), "gaussian");
+  const chunked_schedule s(g, {100000, 100000, 100000}, {.chunk = {64, 64, 64}, .workers = 4, .threads = 2});
+  const auto plan = plan_chunked(s);
+  CHECK(plan.blocks == 1563ull * 1563 * 1563);
+  std::uint64_t blocks = 0;
+  for (const auto& w : plan.workers) blocks += w.blocks;
+  CHECK(blocks == plan.blocks);
+  // The middle blocks are 64 + 2 x 4 on a side: an input and an output.
+  CHECK(plan.peak() >= 2 * 72ull * 72 * 72 * sizeof(float));
+  CHECK(model_peaks(s, plan, "host_pages")[0] >= plan.workers[0].peak);
+}
+
+TEST_CASE("chunks far below the halo, and caching models over too many events, are clear errors") {
+  graph g(operators::catalogue());
+  g.add("box", "convolution", {"input"}, {{"kernel", "81,81,81"}});
+  g.build();
+  CHECK_THROWS_AS(plan_chunked(g, {200, 200, 200}, {.chunk = {1, 1, 1}}), invalid_input);
+  CHECK_THROWS_WITH(plan_chunked(g, {200, 200, 200}, {.chunk = {1, 1, 1}}),
+                    Catch::Contains("distinct block shapes") && Catch::Contains("e.g. 40x40x40"));
+  const auto envelope = graph::single(operators::catalogue(), "envelope");
+  const chunked_schedule s(envelope, {4000, 4000, 8}, {.chunk = {1, 1, 8}, .workers = 3});
+  const auto plan = plan_chunked(s);
+  CHECK_THROWS_WITH(model_peaks(s, plan, "torch_cuda_caching"),
+                    Catch::Contains("torch_cuda_caching") && Catch::Contains("replays every event"));
+  CHECK_NOTHROW(model_peaks(s, plan, "host_pages"));
+}
