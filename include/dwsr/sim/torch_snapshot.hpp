@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <fstream>
 #include <istream>
+#include <limits>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -160,6 +161,20 @@ class snapshot_handler {
     return *v;
   }
 
+  /// The entry's size as a change of `reserved` in direction `sign`; an error
+  /// when the running total would leave 64 bits (no real GPU reserves 2^63 bytes).
+  std::int64_t segment_size(std::int64_t reserved, int sign) const {
+    constexpr auto max = std::numeric_limits<std::int64_t>::max();
+    const auto size = need(size_, "size");
+    const bool fits =
+        size <= static_cast<std::uint64_t>(max) && (sign > 0 ? reserved <= max - static_cast<std::int64_t>(size)
+                                                             : reserved >= -max + static_cast<std::int64_t>(size));
+    if (!fits)
+      fail_entry("'" + action_ + "' of " + std::to_string(size) +
+                 " bytes takes the reserved total out of 64-bit range; the size is corrupt");
+    return static_cast<std::int64_t>(size);
+  }
+
   void finish_entry() {
     auto& d = devices_.back();
     auto& t = d.trace;
@@ -183,11 +198,11 @@ class snapshot_handler {
       d.live.erase(it);
       t.events.push_back({t.events.size(), action::free, device::cuda, buffer_role::temporary, 0, id, d.bytes[id - 1]});
     } else if (action_ == "segment_alloc" || action_ == "segment_map") {
-      d.reserved += static_cast<std::int64_t>(need(size_, "size"));
+      d.reserved += segment_size(d.reserved, +1);
       if (d.reserved > 0 && static_cast<std::uint64_t>(d.reserved) > t.recorded_peak_reserved)
         t.recorded_peak_reserved = static_cast<std::uint64_t>(d.reserved);
     } else if (action_ == "segment_free" || action_ == "segment_unmap") {
-      d.reserved -= static_cast<std::int64_t>(need(size_, "size"));
+      d.reserved -= segment_size(d.reserved, -1);
       if (d.reserved < 0) t.recorded_reserved_complete = false;
     } else if (action_ == "oom") {
       if (!t.recorded_oom_event) {
