@@ -19,5 +19,5 @@ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEB
 cmake --build build-tsan -j "$(nproc)" --target "${tests[@]}"
 
 export TSAN_OPTIONS="suppressions=$PWD/scripts/tsan-suppressions.txt halt_on_error=1 exitcode=66"
-pattern=$(IFS='|'; echo "^(${tests[*]}): ")
+pattern=$(IFS="|"; echo "^(${tests[*]}):")
 (cd build-tsan && ctest --output-on-failure -j "$(nproc)" -R "$pattern")
