@@ -9,6 +9,7 @@ packages=(
   libsegyio-dev libcli11-dev nlohmann-json3-dev
   catch2 libbenchmark-dev
   clang-format git
+  clang libclang-rt-14-dev
   python3-numpy
 )
 

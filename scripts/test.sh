@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds everything, and runs the whole test suite:
 # the format check, once in Release (with the packaging and header checks),
-# once under AddressSanitizer + UndefinedBehaviorSanitizer.
+# once under AddressSanitizer + UndefinedBehaviorSanitizer, then the fuzz
+# harnesses for a fixed number of runs and the parallel tests under
+# ThreadSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -20,3 +22,9 @@ cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS
       -DDWSR_SANITIZE=address,undefined -DDWSR_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build build-sanitize -j "$jobs"
 (cd build-sanitize && ctest --output-on-failure -j "$jobs")
+
+echo "== Fuzz harnesses, a fixed number of runs each (scripts/fuzz.sh)"
+bash scripts/fuzz.sh
+
+echo "== ThreadSanitizer: the parallel tests (scripts/tsan.sh)"
+bash scripts/tsan.sh

@@ -4,8 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <fstream>
 
 #include "dwsr/graph/chunked.hpp"
+#include "dwsr/graph/graph_json.hpp"
 #include "dwsr/memory/recorder.hpp"
 #include "io/temp_dir.hpp"
 #include "operators/operator_test_support.hpp"
@@ -128,6 +130,18 @@ TEST_CASE("graphs are validated with errors naming the node and the problem") {
                     Contains("no output 'xl'"));
   CHECK_THROWS_WITH(graph::from_specs(operators::catalogue(), {{"e", "envelope", {{"sigma", "1"}}}}),
                     Contains("no parameter 'sigma'"));
+}
+
+// A crash of the fuzz harness (fuzz/corpus/graph_json/crash-number-overflow.json): a
+// number beyond double's range escaped read_graph as nlohmann's out_of_range,
+// an internal error of the tool instead of a message about the file.
+TEST_CASE("a graph file with a number JSON cannot hold is invalid input naming the file") {
+  temp_dir dir;
+  const auto path = dir / "huge.json";
+  std::ofstream(path) << R"({"nodes": [{"name": "a", "op": "envelope", "params": {"x": 1e999}}]})";
+  CHECK_THROWS_AS(read_graph(path, operators::catalogue()), invalid_input);
+  CHECK_THROWS_WITH(read_graph(path, operators::catalogue()),
+                    Catch::Contains("huge.json' is not valid JSON") && Catch::Contains("1e999"));
 }
 
 TEST_CASE("a graph's halo composes along paths and its outputs are its sinks and kept nodes") {

@@ -530,6 +530,25 @@ TEST_CASE("segy: read errors name the file and the problem", "[io][segy]") {
   }
 }
 
+// Found writing the fuzz harness: the grid check kept a table of
+// every (inline, crossline) location, and n traces with distinct line numbers
+// claim n * n of them (200 000 traces: 320 GB). Kept in fuzz/corpus/segy_headers.
+TEST_CASE("segy: line numbers that cannot form a grid are an error at any trace count", "[io][segy][fuzz]") {
+  constexpr std::int32_t n = 200000;
+  std::vector<std::int32_t> il(n), xl(n);
+  std::iota(il.begin(), il.end(), 0);
+  std::iota(xl.begin(), xl.end(), 0);
+  auto g = dwsr::io::detail::segy_grid::from(il, xl);
+  CHECK_THAT(g.problem, Contains("200000 traces cover 200000 inlines x 200000 crosslines = 40000000000 locations") &&
+                            Contains("missing traces, e.g. inline 0, crossline 1"));
+  // A duplicate is named first, as in a full-size grid: the earliest trace whose location an earlier one has.
+  g = dwsr::io::detail::segy_grid::from({1, 2, 1, 1, 2}, {5, 6, 7, 7, 6});
+  CHECK_THAT(g.problem, Contains("traces 3 and 4 both have inline 1, crossline 7"));
+  g = dwsr::io::detail::segy_grid::from({1, 1, 2}, {5, 6, 6});
+  CHECK_THAT(g.problem, Contains("3 traces cover 2 inlines x 2 crosslines = 4 locations") &&
+                            Contains("e.g. inline 2, crossline 5"));
+}
+
 TEST_CASE("segy: write errors leave no file behind", "[io][segy]") {
   temp_dir dir;
   const std::vector<float> v(8, 1.0f);

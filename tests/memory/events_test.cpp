@@ -1,7 +1,5 @@
 #include <catch2/catch.hpp>
 
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 #include <vector>
 
@@ -58,10 +56,12 @@ TEST_CASE("events from many threads are neither lost nor torn") {
   event_bus bus(sinks);
   host_context ctx(bus, {.threads = 8});
   constexpr std::uint64_t tasks = 20000;
-  tbb::parallel_for(std::uint64_t{0}, tasks, [&](std::uint64_t i) {
-    auto b = ctx.allocate<std::byte>(i % 977 + 1, buffer_role::temporary);
-    if (i % 3 == 0) {
-      auto c = ctx.allocate<std::byte>(64, buffer_role::workspace);
+  ctx.parallel_for(tasks, [&](std::uint64_t begin, std::uint64_t end, std::size_t) {
+    for (auto i = begin; i < end; ++i) {
+      auto b = ctx.allocate<std::byte>(i % 977 + 1, buffer_role::temporary);
+      if (i % 3 == 0) {
+        auto c = ctx.allocate<std::byte>(64, buffer_role::workspace);
+      }
     }
   });
   const auto expected_allocs = tasks + (tasks + 2) / 3;
@@ -94,13 +94,17 @@ TEST_CASE("events from many threads are neither lost nor torn") {
 
 TEST_CASE("the peak counter is exact when fed directly from many threads") {
   peak_counter counter;
-  constexpr int n = 100000;
-  tbb::parallel_for(0, n, [&](int i) {
-    const event e{0, action::alloc, device::cuda, buffer_role::temporary, 0, std::uint64_t(i + 1), 16};
-    counter.on_event(e);
-    auto f = e;
-    f.act = action::free;
-    counter.on_event(f);
+  constexpr std::uint64_t n = 100000;
+  event_bus bus;
+  host_context ctx(bus, {.threads = 8});
+  ctx.parallel_for(n, [&](std::uint64_t begin, std::uint64_t end, std::size_t) {
+    for (auto i = begin; i < end; ++i) {
+      const event e{0, action::alloc, device::cuda, buffer_role::temporary, 0, i + 1, 16};
+      counter.on_event(e);
+      auto f = e;
+      f.act = action::free;
+      counter.on_event(f);
+    }
   });
   CHECK(counter.allocs(device::cuda) == n);
   CHECK(counter.live(device::cuda) == 0);

@@ -186,6 +186,15 @@ TEST_CASE("snapshot errors name the entry and the fix") {
   fails("{\"segments\":[{\"address\":0,\"total_size\":2097152,\"blocks\":[]}],\"device_traces\":[[" +
             entry("free_completed", 4194304, 10) + "]]}",
         "the block at address 4194304, live when recording began, lies in no segment of the snapshot");
+  // A crash of the fuzz harness (fuzz/corpus/torch_snapshot_json/crash-reserved-overflow.json):
+  // the reserved total overflowed a signed 64-bit integer (undefined behaviour).
+  fails(
+      "[[" + entry("segment_alloc", 0, 9223372036854775807u) + "," + entry("segment_alloc", 1, 9223372036854775807u) +
+          "]]",
+      "device_traces[0][1]: 'segment_alloc' of 9223372036854775807 bytes takes the reserved total out of 64-bit range");
+  fails("[[" + entry("segment_map", 0, 18446744073709551615u) + "]]", "out of 64-bit range");
+  fails("[[" + entry("segment_free", 0, 9223372036854775807u) + "," + entry("segment_unmap", 0, 2) + "]]",
+        "device_traces[0][1]: 'segment_unmap' of 2 bytes takes the reserved total out of 64-bit range");
   CHECK(read("[[" + entry("alloc", 0, 1) + "],[" + entry("alloc", 0, 2) + "]]", 1).events[0].bytes == 2);
   CHECK_THROWS_WITH(read("[[]]", 3), Catch::Contains("GPU 3 is not in the trace"));
   std::istringstream bad_pickle(std::string("\x80\x02") + "cos\nsystem\n.");

@@ -25,6 +25,7 @@
 #include <string>
 
 #include "dwsr/exec/context_base.hpp"
+#include "dwsr/exec/detail/tsan_handoff.hpp"
 #include "dwsr/memory/buffer.hpp"
 
 namespace dwsr {
@@ -59,12 +60,17 @@ class host_context : public context_base {
       f(std::uint64_t{0}, n, std::size_t{0});
       return;
     }
+    detail::tsan_handoff handoff;
+    handoff.fork();
     arena_.execute([&] {
       tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, n, grain),
                         [&](const tbb::blocked_range<std::uint64_t>& r) {
+                          handoff.enter();
                           f(r.begin(), r.end(), static_cast<std::size_t>(tbb::this_task_arena::current_thread_index()));
+                          handoff.leave();
                         });
     });
+    handoff.join();
   }
 
   /// Runs serial compute (skipped by the meta context).

@@ -85,7 +85,7 @@ inline graph read_graph(const std::filesystem::path& path, const registry& opera
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for numbers like 1e999
     throw invalid_input("graph file '" + path.string() + "' is not valid JSON: " + e.what());
   }
   return graph_from_json(doc, operators, "graph file '" + path.string() + "'");

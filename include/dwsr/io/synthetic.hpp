@@ -36,6 +36,7 @@
 #include "dwsr/core/random.hpp"
 #include "dwsr/core/shape.hpp"
 #include "dwsr/error.hpp"
+#include "dwsr/exec/detail/tsan_handoff.hpp"
 
 namespace dwsr::io {
 
@@ -169,10 +170,16 @@ void for_ranges(std::uint64_t n, std::size_t threads, F&& f) {
   if (n == 0) return;
   if (threads == 1) return f(std::uint64_t{0}, n);
   tbb::task_arena arena(static_cast<int>(threads));
+  dwsr::detail::tsan_handoff handoff;
+  handoff.fork();
   arena.execute([&] {
-    tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, n),
-                      [&](const tbb::blocked_range<std::uint64_t>& r) { f(r.begin(), r.end()); });
+    tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, n), [&](const tbb::blocked_range<std::uint64_t>& r) {
+      handoff.enter();
+      f(r.begin(), r.end());
+      handoff.leave();
+    });
   });
+  handoff.join();
 }
 
 /// Throws invalid_input for 0 threads.

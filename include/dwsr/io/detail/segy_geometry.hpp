@@ -51,27 +51,43 @@ struct segy_grid {
     auto rank = [](const std::vector<std::int32_t>& lines, std::int32_t v) {
       return static_cast<std::uint64_t>(std::lower_bound(lines.begin(), lines.end(), v) - lines.begin());
     };
-    constexpr std::uint64_t none = ~std::uint64_t{0};
-    std::vector<std::uint64_t> owner(ni * nx, none);  // file trace at each cube position
     g.trace_position.resize(n);
-    for (std::uint64_t k = 0; k < n; ++k) {
-      const auto pos = rank(g.inlines, il[k]) * nx + rank(g.crosslines, xl[k]);
-      if (owner[pos] != none) {
-        g.problem = "traces " + std::to_string(owner[pos] + 1) + " and " + std::to_string(k + 1) +
-                    " both have inline " + std::to_string(il[k]) + ", crossline " + std::to_string(xl[k]) +
-                    " (pre-stack files with several offsets per location are not supported)";
-        return g;
-      }
-      owner[pos] = k;
-      g.trace_position[k] = pos;
-    }
-    if (n != ni * nx) {
-      const auto hole = static_cast<std::uint64_t>(std::find(owner.begin(), owner.end(), none) - owner.begin());
+    for (std::uint64_t k = 0; k < n; ++k) g.trace_position[k] = rank(g.inlines, il[k]) * nx + rank(g.crosslines, xl[k]);
+    auto duplicate = [&](std::uint64_t first, std::uint64_t k) {
+      g.problem = "traces " + std::to_string(first + 1) + " and " + std::to_string(k + 1) + " both have inline " +
+                  std::to_string(il[k]) + ", crossline " + std::to_string(xl[k]) +
+                  " (pre-stack files with several offsets per location are not supported)";
+      return g;
+    };
+    auto missing = [&](std::uint64_t hole) {
       g.problem = "irregular geometry: " + std::to_string(n) + " traces cover " + std::to_string(ni) + " inlines x " +
                   std::to_string(nx) + " crosslines = " + std::to_string(ni * nx) +
                   " locations; missing traces, e.g. inline " + std::to_string(g.inlines[hole / nx]) + ", crossline " +
                   std::to_string(g.crosslines[hole % nx]);
       return g;
+    };
+    constexpr std::uint64_t none = ~std::uint64_t{0};
+    if (ni * nx > n) {
+      // Not a full grid. Corrupt line numbers can make ni * nx ~ n^2 (no
+      // table of every location fits), so find the problem by sorting.
+      std::vector<std::uint64_t> order(n);
+      for (std::uint64_t k = 0; k < n; ++k) order[k] = k;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](auto a, auto b) { return g.trace_position[a] < g.trace_position[b]; });
+      std::uint64_t first = none, second = none;  // the earliest trace whose location an earlier one has
+      for (std::uint64_t p = 1; p < n; ++p)
+        if (g.trace_position[order[p]] == g.trace_position[order[p - 1]] && order[p] < second)
+          first = order[p - 1], second = order[p];
+      if (second != none) return duplicate(first, second);
+      std::uint64_t hole = 0;
+      while (hole < n && g.trace_position[order[hole]] == hole) ++hole;
+      return missing(hole);
+    }
+    std::vector<std::uint64_t> owner(ni * nx, none);  // file trace at each cube position (at most n)
+    for (std::uint64_t k = 0; k < n; ++k) {
+      const auto pos = g.trace_position[k];
+      if (owner[pos] != none) return duplicate(owner[pos], k);
+      owner[pos] = k;
     }
     bool by_inline = true, by_crossline = true;
     for (std::uint64_t k = 0; k < n; ++k) {

@@ -66,7 +66,8 @@ class derivative_stream {
     const float* prev = smoothed(il == 0 ? 0 : il - 1);
     const float* here = smoothed(il);
     const float* next = smoothed(std::min(il + 1, last));
-    const auto [w0, w1, w2] = smoothing_weights;
+    // Named constants, not a structured binding: lambdas may not capture bindings before clang 16.
+    constexpr double w0 = smoothing_weights[0], w1 = smoothing_weights[1], w2 = smoothing_weights[2];
     ctx_->parallel_for(
         slice_,
         [&](std::uint64_t b, std::uint64_t e, std::size_t) {
@@ -92,7 +93,8 @@ class derivative_stream {
       for (auto x = b; x < e; ++x) difference(s + x * nt, d + x * nt);
     });
     float* g = smoothed_.data() + (j % 3) * slice_;
-    const auto [w0, w1, w2] = smoothing_weights;
+    // Named constants, not a structured binding: lambdas may not capture bindings before clang 16.
+    constexpr double w0 = smoothing_weights[0], w1 = smoothing_weights[1], w2 = smoothing_weights[2];
     ctx_->parallel_for(nx, [&](std::uint64_t b, std::uint64_t e, std::size_t) {
       for (auto x = b; x < e; ++x) {
         const float* lo = d + (x == 0 ? 0 : x - 1) * nt;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -114,6 +115,19 @@ class torch_trace_builder {
       if (!v) fail("'" + std::string(e.action) + "' entry without '" + what + "'");
       return *v;
     };
+    // The entry's size as a change of the reserved total in direction `sign`; an
+    // error when the total would leave 64 bits (no GPU reserves 2^63 bytes).
+    auto segment_size = [&](std::int64_t sign) {
+      constexpr auto max = std::numeric_limits<std::int64_t>::max();
+      const auto size = need(e.size, "size");
+      const bool fits =
+          size <= static_cast<std::uint64_t>(max) && (sign > 0 ? d.delta <= max - static_cast<std::int64_t>(size)
+                                                               : d.delta >= -max + static_cast<std::int64_t>(size));
+      if (!fits)
+        fail("'" + std::string(e.action) + "' of " + std::to_string(size) +
+             " bytes takes the reserved total out of 64-bit range; the size is corrupt");
+      return static_cast<std::int64_t>(size);
+    };
     const auto a = e.action;
     const bool releasing = d.releasing;
     d.releasing = false;
@@ -153,12 +167,12 @@ class torch_trace_builder {
       d.last_requested = e.addr;
     } else if (a == "segment_alloc" || a == "segment_map") {
       const auto addr = need(e.addr, "addr");
-      d.delta += static_cast<std::int64_t>(need(e.size, "size"));
+      d.delta += segment_size(+1);
       d.max_delta = std::max(d.max_delta, d.delta);
       if (a == "segment_alloc") d.seg_touched.insert(addr);
     } else if (a == "segment_free" || a == "segment_unmap") {
       const auto addr = need(e.addr, "addr");
-      const auto size = need(e.size, "size");
+      const auto size = static_cast<std::uint64_t>(segment_size(-1));
       d.delta -= static_cast<std::int64_t>(size);
       if (a == "segment_free" && d.seg_touched.insert(addr).second)
         d.start_segments.push_back({addr, size, 0, 0, size == torch_small_buffer});
