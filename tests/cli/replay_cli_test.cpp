@@ -60,7 +60,7 @@ TEST_CASE("dwsr replay reports peaks, the event and the buffers alive at the pea
   CHECK(text.out.find("OOM              none") != std::string::npos);
 }
 
-TEST_CASE("dwsr replay with a capacity reports the OOM event; --timeline writes a Chrome trace") {
+TEST_CASE("dwsr replay with a capacity reports the OOM event, --timeline writes a Chrome trace") {
   temp_dir dir;
   write_text(dir / "t.csv", small_trace);
   const auto r = run_dwsr("replay " + (dir / "t.csv").string() + " --capacity 250 --json --timeline " +
@@ -139,7 +139,7 @@ TEST_CASE("dwsr replay of a snapshot says what it rebuilt, where PyTorch ran out
   CHECK(streams.out.find("not modelled: 1 segments of private pools") != std::string::npos);
 }
 
-TEST_CASE("dwsr replay --what-if prints peak, saving, fragmentation and OOM per setting; --timeline the best beside") {
+TEST_CASE("dwsr replay --what-if prints peak, saving, fragmentation and OOM per setting, --timeline the best beside") {
   const auto& dir = torch_snapshots();
   const auto tl = dir / "what_if_timeline.json";
   const auto r = run_dwsr("replay " + (dir / "what_if.p4.pickle").string() + " --what-if --timeline " + tl.string());

@@ -111,7 +111,7 @@ TEST_CASE("synthetic: reflectivity has 5% spikes with U(-1, 1) amplitudes", "[io
   CHECK(hi > 0.99f);
 }
 
-TEST_CASE("synthetic: same seed same bytes on any thread count; seeds differ", "[io][synthetic]") {
+TEST_CASE("synthetic: same seed same bytes on any thread count, seeds differ", "[io][synthetic]") {
   for (const shape3 s : {shape3{8, 9, 100}, shape3{1, 1, 1}, shape3{3, 1, 7}, shape3{1, 300, 5}, shape3{17, 19, 33}}) {
     INFO(dwsr::to_string(s));
     const auto one = generate(s, 5, 1);

@@ -24,7 +24,7 @@ float workload(Ctx& ctx, std::uint64_t n) {
 }
 }  // namespace
 
-TEST_CASE("the real and the meta context emit the same events; only the real one computes") {
+TEST_CASE("the real and the meta context emit the same events, only the real one computes") {
   for (std::size_t threads : {1, 2, 4}) {
     recorder real_events, meta_events;
     event_bus real_bus(real_events), meta_bus(meta_events);

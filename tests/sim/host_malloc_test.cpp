@@ -7,7 +7,7 @@ using namespace dwsr::sim;
 
 static_assert(AllocatorModel<host_malloc_model>);
 
-TEST_CASE("host_malloc: a small request grows the heap by request + top_pad; only written pages count") {
+TEST_CASE("host_malloc: a small request grows the heap by request + top_pad, only written pages count") {
   host_malloc_model m;
   REQUIRE(m.alloc(1, 100));  // chunk of 112 B
   CHECK(m.allocated() == 112);

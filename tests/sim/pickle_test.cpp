@@ -67,7 +67,7 @@ TEST_CASE("pickle: long integers of any length, and the memo shares one value") 
   CHECK(&doc.at(l.items[3]) == &l);  // the list contains itself, as Python allows
 }
 
-TEST_CASE("pickle: collections.OrderedDict() is a dict; nothing else is imported or called") {
+TEST_CASE("pickle: collections.OrderedDict() is a dict, nothing else is imported or called") {
   // OrderedDict([("k", 1)]) as protocol 2 writes it: GLOBAL, EMPTY_TUPLE, REDUCE, SETITEMS
   std::string od =
       b({0x80, 2, 'c'}) + "collections\nOrderedDict\n" + b({')', 'R', '(', 0x8c, 1, 'k', 'K', 1, 'u', '.'});

@@ -22,7 +22,7 @@ TEST_CASE("cupy_pool: cudaMalloc of the 512-rounded size, no segment padding") {
   CHECK(m.reserved() == 1024 + 10 * MiB + 512);
 }
 
-TEST_CASE("cupy_pool: a free chunk is split for a smaller request; frees merge with both neighbours") {
+TEST_CASE("cupy_pool: a free chunk is split for a smaller request, frees merge with both neighbours") {
   cupy_pool_model m;
   REQUIRE(m.alloc(1, 3072));
   m.free(1, 0);
@@ -50,7 +50,7 @@ TEST_CASE("cupy_pool: a failed cudaMalloc frees unsplit cached chunks and retrie
   CHECK(m.oom());
 }
 
-TEST_CASE("cupy_pool: free_all_blocks keeps split chunks; a limit fails without retrying") {
+TEST_CASE("cupy_pool: free_all_blocks keeps split chunks, a limit fails without retrying") {
   cupy_pool_model m;
   REQUIRE(m.alloc(1, 2048));
   m.free(1, 0);
@@ -69,7 +69,7 @@ TEST_CASE("cupy_pool: free_all_blocks keeps split chunks; a limit fails without 
   CHECK(percent.limit() == 4 * MiB);
 }
 
-TEST_CASE("rmm_pool: 256-byte alignment; the pool grows by max(request, pool size)") {
+TEST_CASE("rmm_pool: 256-byte alignment, the pool grows by max(request, pool size)") {
   rmm_pool_model m;
   REQUIRE(m.alloc(1, 1000));
   CHECK(m.allocated() == 1024);

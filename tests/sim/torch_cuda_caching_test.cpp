@@ -74,7 +74,7 @@ TEST_CASE("worked example: malloc(10 MiB - 512) still gets a 20 MiB segment") {
   CHECK(d.m.reserved() == 20 * MiB);
 }
 
-TEST_CASE("worked example: a 100 MiB block is split for 50 MiB; 60 MiB needs a new segment") {
+TEST_CASE("worked example: a 100 MiB block is split for 50 MiB, 60 MiB needs a new segment") {
   driver d;
   const auto a = d.malloc(100 * MiB);
   d.free(a);
@@ -111,7 +111,7 @@ TEST_CASE("worked example: roundup_power2_divisions=4 rounds 1,258,291 B up to 1
 
 // ---- Rounding and pools.
 
-TEST_CASE("requests round up to 512 B; a zero-byte request makes no block") {
+TEST_CASE("requests round up to 512 B, a zero-byte request makes no block") {
   driver d;
   d.malloc(0);
   CHECK(d.m.allocated() == 0);
@@ -228,7 +228,7 @@ TEST_CASE("an oversize block serves a large request only within max_non_split_ro
 
 // ---- Out of memory: release and retry.
 
-TEST_CASE("a failed cudaMalloc frees the cache and retries; then OOM") {
+TEST_CASE("a failed cudaMalloc frees the cache and retries, then OOM") {
   driver d("", 100 * MiB);
   const auto a = d.malloc(60 * MiB);
   d.free(a);

@@ -31,7 +31,7 @@ bool same_trace(const torch_trace& a, const torch_trace& b) {
 constexpr std::uint64_t S1 = 0x10000000, S2 = 0x20000000, S4 = 0x40000000;
 }  // namespace
 
-TEST_CASE("a snapshot's device_traces become alloc and free events; frames and other keys are skipped") {
+TEST_CASE("a snapshot's device_traces become alloc and free events, frames and other keys are skipped") {
   const std::string json =
       "{\"segments\":[],\"device_traces\":[[" + entry("segment_alloc", 1000, 20 * MiB) + "," +
       "{\"action\":\"alloc\",\"addr\":1000,\"size\":1048577,\"stream\":0,\"frames\":[{\"filename\":\"x.py\","
@@ -115,7 +115,7 @@ TEST_CASE("a recording that began mid-run starts from exactly the snapshot's seg
   CHECK(m.allocated() == 27 * MiB + 1024);
 }
 
-TEST_CASE("an oom entry is the failing allocation; the capacity is reserved there plus device_free") {
+TEST_CASE("an oom entry is the failing allocation, the capacity is reserved there plus device_free") {
   const auto t = snapshot("late_start.p2.pickle");
   // Reserved: 42 MiB at the start, 82 MiB with the 40 MiB segment, 20 MiB after
   // the release of three segments; device_free 70 MiB: capacity 90 MiB.

@@ -70,7 +70,7 @@ TEST_CASE("every malformed trace is an error naming the file and line") {
   fails(h + "alloc,1,10,host\nfree,1,10,cuda\n", "with device cuda");
 }
 
-TEST_CASE("trace files are written atomically and read back; a bad path is an i/o error") {
+TEST_CASE("trace files are written atomically and read back, a bad path is an i/o error") {
   const auto dir = std::filesystem::temp_directory_path() / "dwsr_trace_csv_test";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
