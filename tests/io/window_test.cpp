@@ -74,7 +74,8 @@ std::string text(const window& w) {
   return t;
 }
 
-/// The whole cube, one window, windows one sample thick along each axis,
+/// The whole cube, windows one sample thick along each axis, windows of whole
+/// crosslines and of whole traces,
 /// single voxels at the corners, an empty window, and `random` random windows.
 std::vector<window> windows(shape3 s, std::uint64_t seed, std::size_t random) {
   const point end = s.as_array();
@@ -86,6 +87,11 @@ std::vector<window> windows(shape3 s, std::uint64_t seed, std::size_t random) {
     thin.hi[a] = thin.lo[a] + 1;
     w.push_back(thin);
   }
+  // Whole crosslines and samples of a few inlines (contiguous in a file), and
+  // whole samples of a few crosslines (contiguous per inline).
+  const auto i0 = rng.below(end[0]), x0 = rng.below(end[1]);
+  w.push_back({{i0, 0, 0}, {i0 + 1 + rng.below(end[0] - i0), end[1], end[2]}});
+  w.push_back({{i0, x0, 0}, {i0 + 1 + rng.below(end[0] - i0), x0 + 1 + rng.below(end[1] - x0), end[2]}});
   w.push_back({{0, 0, 0}, {1, 1, 1}});
   w.push_back({{end[0] - 1, end[1] - 1, end[2] - 1}, end});
   w.push_back({{0, 0, end[2]}, end});  // empty: nothing is read or written
@@ -241,6 +247,18 @@ TEST_CASE("window: a synthetic trace alone, any sample range", "[io][window][syn
         const auto* expected = whole.data() + trace * s.samples + t0;
         CHECK(std::memcmp(part.data(), expected, part.size() * sizeof(float)) == 0);
       }
+}
+
+TEST_CASE("window: .npy windows are the cube's voxels, read trace by trace or in runs", "[io][window][npy]") {
+  temp_dir dir;
+  for (const shape3 s : {shape3{1, 1, 1}, shape3{1, 1, 130}, shape3{3, 1, 7}, shape3{6, 5, 23}, shape3{9, 40, 60}}) {
+    std::vector<float> cube(s.voxels());
+    dwsr::io::generate_synthetic(s, 6, cube.data());
+    dwsr::io::write_npy(dir / "c.npy", dwsr::cube_view<const float>(cube.data(), s));
+    const dwsr::io::npy_source src(dir / "c.npy");
+    check_windows(src, cube, windows(s, 13, 60));
+    CHECK(concurrent_mismatches(src, cube, windows(s, 14, 40)) == 0);
+  }
 }
 
 TEST_CASE("window: SEG-Y windows are read_segy_data's voxels", "[io][window][segy]") {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "dwsr/core/atomic_file.hpp"
+#include "dwsr/core/window_runs.hpp"
 #include "dwsr/graph/chunking.hpp"
 #include "dwsr/io/npy.hpp"
 #include "dwsr/io/source.hpp"
@@ -39,22 +40,8 @@ class block_sink {
 };
 
 namespace detail {
-/// Calls row(i, x, t0, count) for every time run of the window [lo, hi).
-template <class Row>
-void for_each_row(const std::array<std::uint64_t, 3>& lo, const std::array<std::uint64_t, 3>& hi, Row&& row) {
-  for (auto i = lo[0]; i < hi[0]; ++i)
-    for (auto x = lo[1]; x < hi[1]; ++x) row(i, x, lo[2], hi[2] - lo[2]);
-}
-/// Calls row(src, i, x, t, n) for every time run of the block's interior, with
-/// src the run's element offset inside the extended window.
-template <class Row>
-void for_each_interior_row(const block& b, Row&& row) {
-  const auto ext = b.extended();
-  for_each_row(b.begin, b.end, [&](std::uint64_t i, std::uint64_t x, std::uint64_t t, std::uint64_t n) {
-    row(((i - b.ext_begin[0]) * ext.crosslines + (x - b.ext_begin[1])) * ext.samples + (t - b.ext_begin[2]), i, x, t,
-        n);
-  });
-}
+/// The layout of a block's extended window (its buffer) inside the cube.
+inline cube_layout extended_layout(const block& b) { return {b.extended(), b.ext_begin}; }
 }  // namespace detail
 
 /// Blocks of a cube held in memory.
@@ -63,11 +50,10 @@ class memory_block_source final : public block_source {
   explicit memory_block_source(cube_view<const float> cube) : cube_(cube) {}
   shape3 shape() const override { return cube_.shape(); }
   void read(const block& b, float* dst) const override {
-    detail::for_each_row(b.ext_begin, b.ext_end,
-                         [&](std::uint64_t i, std::uint64_t x, std::uint64_t t, std::uint64_t n) {
-                           std::memcpy(dst, &cube_(i, x, t), n * sizeof(float));
-                           dst += n;
-                         });
+    for_each_window_run(b.ext_begin, b.ext_end, {cube_.shape(), {}}, detail::extended_layout(b),
+                        [&](std::uint64_t at, std::uint64_t to, std::uint64_t n) {
+                          std::memcpy(dst + to, cube_.data() + at, n * sizeof(float));
+                        });
   }
 
  private:
@@ -108,12 +94,11 @@ class memory_block_sink final : public block_sink {
   void write(std::size_t output, const block& b, const array_ref& data) override {
     const auto& out = outputs_.at(output);
     const auto e = size_of(out.type);
-    detail::for_each_interior_row(
-        b, [&](std::uint64_t src, std::uint64_t i, std::uint64_t x, std::uint64_t t, std::uint64_t n) {
-          const auto dst = (i * out.shape.crosslines + x) * out.shape.samples + t;
-          std::memcpy(static_cast<std::byte*>(out.data) + dst * e, static_cast<const std::byte*>(data.data) + src * e,
-                      n * e);
-        });
+    for_each_window_run(b.begin, b.end, {out.shape, {}}, detail::extended_layout(b),
+                        [&](std::uint64_t dst, std::uint64_t src, std::uint64_t n) {
+                          std::memcpy(static_cast<std::byte*>(out.data) + dst * e,
+                                      static_cast<const std::byte*>(data.data) + src * e, n * e);
+                        });
   }
 
  private:
@@ -156,17 +141,22 @@ class npy_block_sink final : public block_sink {
   void write(std::size_t output, const block& b, const array_ref& data) override {
     const auto& f = files_.at(output);
     const auto e = size_of(f.type);
-    detail::for_each_interior_row(
-        b, [&](std::uint64_t src, std::uint64_t i, std::uint64_t x, std::uint64_t t, std::uint64_t n) {
-          const auto dst = f.header + ((i * shape_.crosslines + x) * shape_.samples + t) * e;
-          const auto* p = static_cast<const char*>(data.data) + src * e;
-          std::uint64_t left = n * e, at = 0;
-          while (left > 0) {
-            const auto put = ::pwrite(f.fd, p + at, left, static_cast<off_t>(dst + at));
-            if (put <= 0) throw io_error(f.file.describe(std::string("cannot write: ") + std::strerror(errno)));
-            left -= std::uint64_t(put), at += std::uint64_t(put);
-          }
-        });
+    // One positioned write per run of the interior contiguous in both the
+    // file and the buffer: one per inline when the block spans the samples
+    // (no time halo), one in all when it spans the crosslines too.
+    for_each_window_run(b.begin, b.end, {shape_, {}}, detail::extended_layout(b),
+                        [&](std::uint64_t to, std::uint64_t from, std::uint64_t n) {
+                          const auto dst = f.header + to * e;
+                          const auto* p = static_cast<const char*>(data.data) + from * e;
+                          std::uint64_t left = n * e, at = 0;
+                          while (left > 0) {
+                            const auto put = ::pwrite(f.fd, p + at, left, static_cast<off_t>(dst + at));
+                            if (put < 0 && errno == EINTR) continue;
+                            if (put <= 0)
+                              throw io_error(f.file.describe(std::string("cannot write: ") + std::strerror(errno)));
+                            left -= std::uint64_t(put), at += std::uint64_t(put);
+                          }
+                        });
   }
 
   /// Moves every complete file into place.

@@ -4,7 +4,8 @@
 ///
 /// Reading is split like .npy: read_segy_header() validates the file and says
 /// what to allocate, read_segy_data() fills caller memory with the whole cube,
-/// read_segy_samples() with part of one trace (input windows). Traces may come in
+/// read_segy_samples() with part of one trace and read_segy_traces() with part
+/// of consecutive traces (input windows). Traces may come in
 /// any order (inline-sorted, crossline-sorted or other) as long as they form a
 /// full grid; the cube's axes hold the line numbers in ascending order.
 /// Samples in any format segyio reads (IBM and IEEE floats, integers of 1, 2,
@@ -242,6 +243,36 @@ inline void read_segy_samples(const detail::positioned_file& file, const segy_he
     file.read(offset + done * bytes, buf, n * bytes, "SEG-Y trace samples");
     detail::decode_segy_samples(buf, n, header.format, header.little_endian, dst + done);
     done += n;
+  }
+}
+
+/// Reads samples [t0, t0 + count) of `traces` consecutive file traces from
+/// trace `k` on (see read_segy_samples) into dst, count floats a trace. The
+/// traces' headers lie between their samples, so a span of traces is read in
+/// one positioned read into a 64 KiB stack buffer, then decoded trace by trace
+/// into dst: one read per ~64 KiB rather than one per trace, and still no heap
+/// memory. Traces longer than the buffer are read one by one.
+inline void read_segy_traces(const detail::positioned_file& file, const segy_header& header, std::uint64_t k,
+                             std::uint64_t traces, std::uint64_t t0, std::uint64_t count, float* dst) {
+  const auto bytes = static_cast<std::uint64_t>(sample_bytes(header.format));
+  const std::uint64_t trace_size = SEGY_TRACE_HEADER_SIZE + static_cast<std::uint64_t>(header.trace_bytes);
+  if (traces == 0 || count == 0) return;
+  const std::uint64_t run = count * bytes;
+  alignas(8) unsigned char buf[65536];
+  const std::uint64_t per_read = run > sizeof buf ? 0 : 1 + (sizeof buf - run) / trace_size;
+  if (per_read < 2) {
+    for (std::uint64_t j = 0; j < traces; ++j) read_segy_samples(file, header, k + j, t0, count, dst + j * count);
+    return;
+  }
+  for (std::uint64_t done = 0; done < traces;) {
+    const std::uint64_t m = std::min(per_read, traces - done);
+    const std::uint64_t offset =
+        static_cast<std::uint64_t>(header.trace0) + (k + done) * trace_size + SEGY_TRACE_HEADER_SIZE + t0 * bytes;
+    file.read(offset, buf, (m - 1) * trace_size + run, "SEG-Y trace samples");
+    for (std::uint64_t j = 0; j < m; ++j)
+      detail::decode_segy_samples(buf + j * trace_size, count, header.format, header.little_endian,
+                                  dst + (done + j) * count);
+    done += m;
   }
 }
 

@@ -4,8 +4,8 @@
 /// reads headers; read() fills caller memory with the whole cube and
 /// read_window() with one window (chunked runs read each block's window into
 /// a buffer of their worker's context). Every source reads a window alone,
-/// straight into the caller's memory: positioned reads of the window's time
-/// runs (.npy, SEG-Y), or the window's traces generated one by one
+/// straight into the caller's memory: positioned reads of the window's
+/// contiguous runs (.npy) or spans of consecutive traces (SEG-Y), or the window's traces generated one by one
 /// (synthetic). No source holds samples of its own, so the buffers the plan
 /// predicts are all the input memory there is; a source keeps only its
 /// headers (SEG-Y: 8 bytes a trace, 16 for unsorted files).
@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "dwsr/core/shape.hpp"
+#include "dwsr/core/window_runs.hpp"
 #include "dwsr/error.hpp"
 #include "dwsr/io/detail/positioned_file.hpp"
 #include "dwsr/io/npy.hpp"
@@ -96,12 +97,16 @@ class npy_source final : public cube_source {
     return "npy " + detail::quoted(path_) + " " + to_string(shape_) + " float32";
   }
   void read(float* dst, std::size_t) const override { read_npy_data(path_, header_, dst); }
-  /// Positioned reads of the window's time runs (one per trace), never the whole cube; no scratch memory.
+  /// One positioned read, straight into dst, per run of the window that is
+  /// contiguous in the file (core/window_runs.hpp): a window spanning the
+  /// samples is one read per inline, one spanning crosslines too is one read
+  /// in all. Never the whole cube; no scratch memory.
   void read_window(const std::array<std::uint64_t, 3>& lo, const std::array<std::uint64_t, 3>& hi,
                    float* dst) const override {
-    for_each_window_trace(lo, hi, dst, [&](auto i, auto x, auto t0, auto n, float* trace) {
-      const auto offset = header_.data_offset + ((i * shape_.crosslines + x) * shape_.samples + t0) * sizeof(float);
-      file_.read(offset, trace, n * sizeof(float), ".npy data");
+    check_window(lo, hi);
+    const cube_layout file{shape_, {}}, window{{hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]}, lo};
+    for_each_window_run(lo, hi, file, window, [&](std::uint64_t at, std::uint64_t to, std::uint64_t n) {
+      file_.read(header_.data_offset + at * sizeof(float), dst + to, n * sizeof(float), ".npy data");
     });
   }
   /// The file.
@@ -138,13 +143,27 @@ class segy_source final : public cube_source {
     return d;
   }
   void read(float* dst, std::size_t) const override { read_segy_data(path_, header_, dst); }
-  /// Positioned reads of the window's time runs (one per trace, decoded in
-  /// place in dst), never the whole cube; no scratch memory.
+  /// Positioned reads of the window's time runs, never the whole cube: the
+  /// window's traces that follow each other in the file (a row of crosslines
+  /// of an inline-sorted file) are read a span at a time through a 64 KiB
+  /// stack buffer (read_segy_traces); no heap memory.
   void read_window(const std::array<std::uint64_t, 3>& lo, const std::array<std::uint64_t, 3>& hi,
                    float* dst) const override {
-    for_each_window_trace(lo, hi, dst, [&](auto i, auto x, auto t0, auto n, float* trace) {
-      read_segy_samples(file_, header_, file_trace(i, x), t0, n, trace);
+    std::uint64_t first = 0, traces = 0;  // the pending span of consecutive file traces
+    float* span_dst = dst;
+    auto flush = [&] {
+      if (traces > 0) read_segy_traces(file_, header_, first, traces, lo[2], hi[2] - lo[2], span_dst);
+    };
+    for_each_window_trace(lo, hi, dst, [&](auto i, auto x, auto, auto, float* trace) {
+      const auto k = file_trace(i, x);
+      if (traces > 0 && k == first + traces) {
+        ++traces;
+        return;
+      }
+      flush();
+      first = k, traces = 1, span_dst = trace;
     });
+    flush();
   }
   std::optional<double> sample_interval_ms() const override {
     if (!header_.sample_interval_in_file) return std::nullopt;
