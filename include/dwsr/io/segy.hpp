@@ -254,9 +254,9 @@ inline void read_segy_samples(const detail::positioned_file& file, const segy_he
 /// memory. Traces longer than the buffer are read one by one.
 inline void read_segy_traces(const detail::positioned_file& file, const segy_header& header, std::uint64_t k,
                              std::uint64_t traces, std::uint64_t t0, std::uint64_t count, float* dst) {
+  if (traces == 0 || count == 0) return;
   const auto bytes = static_cast<std::uint64_t>(sample_bytes(header.format));
   const std::uint64_t trace_size = SEGY_TRACE_HEADER_SIZE + static_cast<std::uint64_t>(header.trace_bytes);
-  if (traces == 0 || count == 0) return;
   const std::uint64_t run = count * bytes;
   alignas(8) unsigned char buf[65536];
   const std::uint64_t per_read = run > sizeof buf ? 0 : 1 + (sizeof buf - run) / trace_size;

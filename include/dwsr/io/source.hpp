@@ -5,9 +5,10 @@
 /// read_window() with one window (chunked runs read each block's window into
 /// a buffer of their worker's context). Every source reads a window alone,
 /// straight into the caller's memory: positioned reads of the window's
-/// contiguous runs (.npy) or spans of consecutive traces (SEG-Y), or the window's traces generated one by one
-/// (synthetic). No source holds samples of its own, so the buffers the plan
-/// predicts are all the input memory there is; a source keeps only its
+/// contiguous runs (.npy) or spans of consecutive traces (SEG-Y), or the
+/// window's traces generated one by one (synthetic). No source holds samples
+/// of its own (SEG-Y's span buffer is 64 KiB on the stack), so the buffers the
+/// plan predicts are all the input memory there is; a source keeps only its
 /// headers (SEG-Y: 8 bytes a trace, 16 for unsorted files).
 
 #include <algorithm>
