@@ -6,8 +6,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 
 #include "cli_common.hpp"
+#include "dwsr/core/directory_lock.hpp"
 #include "dwsr/graph/measure.hpp"
 #include "dwsr/memory/recorder.hpp"
 #include "dwsr/sim/trace_csv.hpp"
@@ -28,43 +30,91 @@ inline run_measurement measure_run(const chunked_schedule& s, const block_source
   return {measure_chunked(s, input, sink, worker_sinks, [&](const block& b) { progress.on_block(b); }), {}};
 }
 
+/// Says on stderr, on one line, which partial files of dead runs were removed from `dir`.
+inline void report_stale(const std::filesystem::path& dir, const std::vector<stale_partial>& removed) {
+  if (removed.empty()) return;
+  std::set<long> pids;
+  for (const auto& r : removed) pids.insert(r.pid);
+  std::string line = "dwsr: " + quote(dir.string(), 400) + ": removed " + std::to_string(removed.size()) +
+                     " partial file" + (removed.size() == 1 ? "" : "s") + " of an interrupted run (process";
+  for (const auto pid : pids) {
+    line += pid == *pids.begin() ? " " : ", ";
+    line += std::to_string(pid);
+  }
+  line += "):";
+  for (std::size_t k = 0; k < removed.size() && k < 4; ++k) {
+    line += k ? ", " : " ";
+    line += removed[k].name;
+  }
+  if (removed.size() > 4) line += ", ...";
+  std::cerr << printable(line) << std::endl;
+}
+
 inline void add_run_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "run an operator or a graph for real and write its outputs as .npy");
   static graph_options opts;
   static std::string input, output, trace;
   opts.add_to(*cmd);
   cmd->add_option("-i,--input", input, "a .npy (float32) or SEG-Y file, or synthetic:IxXxT[:SEED]")->required();
-  cmd->add_option("-o,--output", output, "directory for the outputs, <node>[_<output>].npy (created if missing)")
+  cmd->add_option("-o,--output", output,
+                  "directory for the outputs, <node>[_<output>].npy (created if missing). A run holds the "
+                  "directory's lock (.dwsr-run.lock) while it runs; it removes partial files (.*.dwsr-partial-*) "
+                  "left by runs that were killed, and says so on stderr")
       ->required();
   cmd->add_option("--trace", trace,
                   "write the run's events as a dwsr trace (CSV); with several workers, one file per worker "
-                  "(NAME.worker<k>.csv)");
+                  "(NAME.worker<k>.csv). Outputs and traces appear together, or none of them");
   cmd->callback([] {
     const auto g = opts.build();
     const auto o = opts.options();
     const auto in = open_blocks(input);
     const auto shape = in->shape();
     const chunked_schedule schedule(g, shape, o);  // validates the chunking before anything is written
+    const auto paths = output_paths(g, output);
+    std::vector<std::filesystem::path> traces;
+    for (std::size_t w = 0; !trace.empty() && w < o.workers; ++w) {
+      std::filesystem::path p = trace;
+      if (o.workers > 1) p = p.parent_path() / (p.stem().string() + ".worker" + std::to_string(w) + ".csv");
+      // Checked now, so that a run is not computed for nothing.
+      const auto dir = p.parent_path().empty() ? std::filesystem::path(".") : p.parent_path();
+      if (std::filesystem::is_directory(p) || !std::filesystem::is_directory(dir))
+        throw io_error("--trace " + quote(p.string(), 400) + ": " +
+                       (std::filesystem::is_directory(p) ? "is a directory; expected a file name"
+                                                         : "its directory does not exist"));
+      traces.push_back(p);
+    }
     std::error_code ec;
     std::filesystem::create_directories(output, ec);
     if (ec || !std::filesystem::is_directory(output))
-      throw io_error("output directory '" + output +
-                     "' cannot be created: " + (ec ? ec.message() : std::string("a file of that name exists")));
+      throw io_error("output directory " + quote(output, 400) +
+                     " cannot be created: " + (ec ? ec.message() : std::string("a file of that name exists")));
+    const directory_lock lock(output);
+    report_stale(output, remove_stale_partials(output));
+    if (!traces.empty()) {
+      const auto dir = traces.front().parent_path().empty() ? std::filesystem::path(".") : traces.front().parent_path();
+      if (!std::filesystem::equivalent(dir, output, ec))
+        report_stale(dir, remove_stale_partials(dir, [&](const std::string& target) {
+                       for (const auto& t : traces)
+                         if (t.filename() == target) return true;
+                       return false;
+                     }));
+    }
     std::vector<npy_block_sink::file_spec> files;
-    for (const auto& r : g.outputs())
-      files.push_back(
-          {std::filesystem::path(output) / output_file_name(g, r), g.nodes()[r.node].outputs[r.output].type});
+    for (std::size_t k = 0; k < paths.size(); ++k) {
+      const auto r = g.outputs()[k];
+      files.push_back({paths[k], g.nodes()[r.node].outputs[r.output].type});
+    }
     npy_block_sink sink(files, shape);
-    std::vector<recorder> recorders(trace.empty() ? 0 : o.workers);
+    std::vector<recorder> recorders(traces.size());
     std::vector<event_sink_ref> sinks(recorders.begin(), recorders.end());
     auto m = measure_run(schedule, *in, &sink, sinks);
-    sink.commit();
-    for (const auto& f : files) m.files.push_back(f.path.string());
-    for (std::size_t w = 0; w < recorders.size(); ++w) {
-      std::filesystem::path p = trace;
-      if (o.workers > 1) p = p.parent_path() / (p.stem().string() + ".worker" + std::to_string(w) + ".csv");
-      sim::write_trace_csv(p, recorders[w].events());
-    }
+    // Every file of the run is complete before any of them is moved into place.
+    dwsr::detail::commit_group group;
+    sink.commit_into(group);
+    for (std::size_t w = 0; w < traces.size(); ++w)
+      group.write(traces[w], [&](std::ostream& out) { sim::write_trace_csv(out, recorders[w].events()); });
+    group.commit();
+    for (const auto& p : paths) m.files.push_back(p.string());
     const auto input_bytes = shape.voxels() * sizeof(float);
     if (opts.json)
       return print_json({{"graph", opts.graph},
@@ -117,7 +167,9 @@ inline void add_demo_command(CLI::App& app) {
   cmd->add_option("--shape", shape, "synthetic cube shape IxXxT")->capture_default_str();
   cmd->add_option("--seed", seed, "synthetic cube seed")->capture_default_str();
   cmd->add_option("--ops", ops, "operators to run")->delimiter(',')->capture_default_str();
-  cmd->add_option("-t,--threads", threads, "threads")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("-t,--threads", threads, "threads, 1 to " + std::to_string(max_threads))
+      ->check(CLI::Range(std::size_t{1}, max_threads))
+      ->capture_default_str();
   cmd->callback([] {
     // The cube is generated once, before the runs: times and memory are the operators'.
     const auto source = io::open_source("synthetic:" + shape + ":" + std::to_string(seed));
