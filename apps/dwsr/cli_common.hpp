@@ -12,10 +12,12 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "dwsr/core/bytes.hpp"
+#include "dwsr/core/directory_lock.hpp"
 #include "dwsr/core/limits.hpp"
 #include "dwsr/core/quote.hpp"
 #include "dwsr/error.hpp"
@@ -149,6 +151,34 @@ inline std::vector<std::filesystem::path> output_paths(const dwsr::graph& g, con
     paths.push_back(dir / file);
   }
   return paths;
+}
+
+/// Says on stderr, on one line, which partial files of dead runs were removed from `dir`.
+inline void report_stale(const std::filesystem::path& dir, const std::vector<stale_partial>& removed) {
+  if (removed.empty()) return;
+  std::set<long> pids;
+  for (const auto& r : removed) pids.insert(r.pid);
+  std::string line = "dwsr: " + quote(dir.string(), 400) + ": removed " + std::to_string(removed.size()) +
+                     " partial file" + (removed.size() == 1 ? "" : "s") + " of an interrupted run (process";
+  for (const auto pid : pids) {
+    line += pid == *pids.begin() ? " " : ", ";
+    line += std::to_string(pid);
+  }
+  line += "):";
+  for (std::size_t k = 0; k < removed.size() && k < 4; ++k) {
+    line += k ? ", " : " ";
+    line += removed[k].name;
+  }
+  if (removed.size() > 4) line += ", ...";
+  std::cerr << printable(line) << std::endl;
+}
+
+/// Removes the partial files that dead processes left while writing `file`
+/// (beside it), saying so on stderr: a killed `generate`, `plan --trace`, ...
+inline void remove_stale_partials_of(const std::filesystem::path& file) {
+  const auto dir = file.parent_path().empty() ? std::filesystem::path(".") : file.parent_path();
+  const auto name = file.filename().string();
+  report_stale(dir, remove_stale_partials(dir, [&](const std::string& target) { return target == name; }));
 }
 
 /// Per-worker figures as JSON.

@@ -47,6 +47,7 @@ inline void add_generate_command(CLI::App& app) {
     const bool npy = ext == ".npy", segy = ext == ".sgy" || ext == ".segy";
     if (!npy && !segy)
       throw invalid_input("--output '" + o.output + "': expected a file name ending in .npy, .sgy or .segy");
+    remove_stale_partials_of(out);
     std::vector<float> cube(shape.voxels());
     io::generate_synthetic(shape, o.seed, cube.data(), o.threads);
     const cube_view<const float> view(cube.data(), shape);

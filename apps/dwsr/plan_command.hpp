@@ -40,6 +40,7 @@ inline void add_plan_command(CLI::App& app) {
         evaluate_chunk(g, shape, o.chunk, {.workers = o.workers, .threads = o.threads, .allocator = allocator});
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (!trace.empty()) {
+      remove_stale_partials_of(trace);
       recorder rec;
       worker_events(chunked_schedule(g, shape, o), 0, rec);
       sim::write_trace_csv(trace, rec.events());

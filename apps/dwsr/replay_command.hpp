@@ -85,7 +85,10 @@ inline void add_replay_command(CLI::App& app) {
     }
     trace_info["events"] = replay.events();
     const auto results = replay.results();
-    if (options.timeline) sim::write_chrome_trace(std::filesystem::path(timeline_path), results);
+    if (options.timeline) {
+      remove_stale_partials_of(timeline_path);
+      sim::write_chrome_trace(std::filesystem::path(timeline_path), results);
+    }
 
     if (json) {
       nlohmann::json out{{"trace", trace_info},

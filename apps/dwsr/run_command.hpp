@@ -6,10 +6,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <set>
 
 #include "cli_common.hpp"
-#include "dwsr/core/directory_lock.hpp"
 #include "dwsr/graph/measure.hpp"
 #include "dwsr/memory/recorder.hpp"
 #include "dwsr/sim/trace_csv.hpp"
@@ -28,26 +26,6 @@ inline run_measurement measure_run(const chunked_schedule& s, const block_source
                                    const std::vector<event_sink_ref>& worker_sinks = {}) {
   progress_meter progress(s.blocks().count(), input.shape().voxels());
   return {measure_chunked(s, input, sink, worker_sinks, [&](const block& b) { progress.on_block(b); }), {}};
-}
-
-/// Says on stderr, on one line, which partial files of dead runs were removed from `dir`.
-inline void report_stale(const std::filesystem::path& dir, const std::vector<stale_partial>& removed) {
-  if (removed.empty()) return;
-  std::set<long> pids;
-  for (const auto& r : removed) pids.insert(r.pid);
-  std::string line = "dwsr: " + quote(dir.string(), 400) + ": removed " + std::to_string(removed.size()) +
-                     " partial file" + (removed.size() == 1 ? "" : "s") + " of an interrupted run (process";
-  for (const auto pid : pids) {
-    line += pid == *pids.begin() ? " " : ", ";
-    line += std::to_string(pid);
-  }
-  line += "):";
-  for (std::size_t k = 0; k < removed.size() && k < 4; ++k) {
-    line += k ? ", " : " ";
-    line += removed[k].name;
-  }
-  if (removed.size() > 4) line += ", ...";
-  std::cerr << printable(line) << std::endl;
 }
 
 inline void add_run_command(CLI::App& app) {
@@ -90,15 +68,7 @@ inline void add_run_command(CLI::App& app) {
                      " cannot be created: " + (ec ? ec.message() : std::string("a file of that name exists")));
     const directory_lock lock(output);
     report_stale(output, remove_stale_partials(output));
-    if (!traces.empty()) {
-      const auto dir = traces.front().parent_path().empty() ? std::filesystem::path(".") : traces.front().parent_path();
-      if (!std::filesystem::equivalent(dir, output, ec))
-        report_stale(dir, remove_stale_partials(dir, [&](const std::string& target) {
-                       for (const auto& t : traces)
-                         if (t.filename() == target) return true;
-                       return false;
-                     }));
-    }
+    for (const auto& t : traces) remove_stale_partials_of(t);
     std::vector<npy_block_sink::file_spec> files;
     for (std::size_t k = 0; k < paths.size(); ++k) {
       const auto r = g.outputs()[k];

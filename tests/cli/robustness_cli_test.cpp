@@ -175,8 +175,7 @@ TEST_CASE("a malformed .npy header is quoted escaped and shortened, on one line"
   file += dict;
   file += std::string(2 * 2 * 8 * 4, '\0');
   write_raw(dir / "bad.npy", file);
-  const auto r = run_dwsr("run envelope --input " + (dir / "bad.npy").string() + " --output " +
-                          (dir / "out").string());
+  const auto r = run_dwsr("run envelope --input " + (dir / "bad.npy").string() + " --output " + (dir / "out").string());
   expect_one_clean_line(r, "malformed .npy header dictionary");
   CHECK(r.err.find("\\x1b[31m") != std::string::npos);
   CHECK(r.err.find("\\n 'fortran_order'") != std::string::npos);
@@ -205,7 +204,8 @@ TEST_CASE("numbers out of range exit 2 with a clear error, not an internal one")
   temp_dir dir;
   const auto out = (dir / "out").string();
   SECTION("a graph number that overflows a double") {
-    std::ofstream(dir / "g.json") << R"({"nodes": [{"name": "s", "op": "gaussian", "params": {"sigmas": [1e400, 1, 1]}}]})";
+    std::ofstream(dir / "g.json")
+        << R"({"nodes": [{"name": "s", "op": "gaussian", "params": {"sigmas": [1e400, 1, 1]}}]})";
     const auto r = run_dwsr("run " + (dir / "g.json").string() + " --input synthetic:2x2x8 --output " + out);
     expect_one_clean_line(r, "1e400");
     CHECK(r.err.find("internal") == std::string::npos);
@@ -214,9 +214,9 @@ TEST_CASE("numbers out of range exit 2 with a clear error, not an internal one")
     expect_one_clean_line(run_dwsr("plan envelope --shape 2x2x8 --workers 18446744073709551615"), "--workers");
     expect_one_clean_line(run_dwsr("run envelope --input synthetic:2x2x8 --output " + out + " --workers 100000"),
                           "not in range 1 to 1024");
-    expect_one_clean_line(run_dwsr("run envelope --input synthetic:2x2x8 --output " + out +
-                                   " --workers 18446744073709551615"),
-                          "--workers");
+    expect_one_clean_line(
+        run_dwsr("run envelope --input synthetic:2x2x8 --output " + out + " --workers 18446744073709551615"),
+        "--workers");
     expect_one_clean_line(run_dwsr("plan envelope --shape 2x2x8 --workers 99999999999999999999999"), "--workers");
   }
   SECTION("a huge --threads") {
@@ -312,10 +312,37 @@ TEST_CASE("a full file system fails the run with one line and leaves nothing") {
       while (fill.write(chunk.data(), chunk.size())) {
       }
     }
-    const auto r = run_dwsr("run envelope --input synthetic:8x8x64 --output " + (dir / "out").string() +
-                            " --trace " + (dir / "disk" / "t.csv").string());
+    const auto r = run_dwsr("run envelope --input synthetic:8x8x64 --output " + (dir / "out").string() + " --trace " +
+                            (dir / "disk" / "t.csv").string());
     expect_one_clean_line(r, "t.csv");
     CHECK(tree(dir / "disk") == std::vector<std::string>{"fill"});
     CHECK(tree(dir / "out").empty());
   }
+}
+
+TEST_CASE("the partial file a dead process left beside a single output is removed by the next writer of it") {
+  temp_dir dir;
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);  // a process id no longer alive
+  auto stale = [&](const std::string& target) {
+    std::string name = ".";
+    name += target;
+    name += ".dwsr-partial-";
+    name += std::to_string(child);
+    name += "-0";
+    write_raw(dir / name, "half");
+    return name;
+  };
+  const auto other = stale("other.npy");  // another file's: left alone
+  const auto cube = stale("cube.npy");
+  const auto r = run_dwsr("generate --shape 2x2x8 --output " + (dir / "cube.npy").string());
+  REQUIRE(r.status == 0);
+  CHECK(r.err.find("removed 1 partial file") != std::string::npos);
+  CHECK(r.err.find(cube) != std::string::npos);
+  const auto trace = stale("t.csv");
+  const auto p = run_dwsr("plan envelope --shape 2x2x8 --trace " + (dir / "t.csv").string());
+  REQUIRE(p.status == 0);
+  CHECK(p.err.find(trace) != std::string::npos);
+  CHECK(tree(dir.path()) == std::vector<std::string>{other, "cube.npy", "t.csv"});
 }

@@ -201,22 +201,23 @@ class commit_group {
   }
 
   /// Syncs every file, checks every target, then renames them all; throws
-  /// io_error naming the file at fault, leaving none of the group's files.
+  /// io_error naming the file at fault, leaving none of the group's files
+  /// (neither temporaries nor targets of this group).
   void commit() {
-    for (auto& f : files_) f.sync();
-    for (auto& f : files_)
-      if (std::filesystem::is_directory(f.target()))
-        throw io_error(f.describe("cannot write: a directory of that name exists"));
-    for (std::size_t k = 0; k < files_.size(); ++k) {
-      try {
-        files_[k].publish();
-      } catch (...) {
-        for (std::size_t j = 0; j < k; ++j) {
-          std::error_code ignored;
-          std::filesystem::remove(files_[j].target(), ignored);
-        }
-        throw;
+    std::size_t published = 0;
+    try {
+      for (auto& f : files_) f.sync();
+      for (auto& f : files_)
+        if (std::filesystem::is_directory(f.target()))
+          throw io_error(f.describe("cannot write: a directory of that name exists"));
+      for (; published < files_.size(); ++published) files_[published].publish();
+    } catch (...) {
+      for (std::size_t k = 0; k < published; ++k) {
+        std::error_code ignored;
+        std::filesystem::remove(files_[k].target(), ignored);
       }
+      files_.clear();  // removes the temporaries
+      throw;
     }
     files_.clear();
   }

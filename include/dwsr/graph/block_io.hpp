@@ -134,7 +134,8 @@ class npy_block_sink final : public block_sink {
   npy_block_sink(std::vector<file_spec> files, shape3 shape) : shape_(shape) {
     for (auto& f : files) {
       detail::atomic_file file(f.path);
-      const int fd = ::open(file.temporary().c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      // O_NOFOLLOW: a link planted under the temporary's name is never written through.
+      const int fd = ::open(file.temporary().c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
       if (fd < 0) {
         cleanup();
         throw io_error(file.describe(std::string("cannot create: ") + std::strerror(errno)));
