@@ -54,6 +54,11 @@ inline void add_run_command(CLI::App& app) {
       std::filesystem::path p = trace;
       if (o.workers > 1) p = p.parent_path() / (p.stem().string() + ".worker" + std::to_string(w) + ".csv");
       // Checked now, so that a run is not computed for nothing.
+      std::error_code ignored;
+      for (const auto& output_path : paths)
+        if (std::filesystem::weakly_canonical(p, ignored) == std::filesystem::weakly_canonical(output_path, ignored))
+          throw invalid_input("--trace " + quote(p.string(), 400) +
+                              " is also an output of the run; choose another name");
       const auto dir = p.parent_path().empty() ? std::filesystem::path(".") : p.parent_path();
       if (std::filesystem::is_directory(p) || !std::filesystem::is_directory(dir))
         throw io_error("--trace " + quote(p.string(), 400) + ": " +

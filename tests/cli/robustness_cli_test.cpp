@@ -248,6 +248,7 @@ TEST_CASE("a run's outputs and traces appear together or not at all") {
     fs::create_directories(dir / "t.csv");
     expect_one_clean_line(run_dwsr(run + " --trace " + (dir / "t.csv").string()), "is a directory");
     expect_one_clean_line(run_dwsr(run + " --trace " + (dir / "no" / "t.csv").string()), "does not exist");
+    expect_one_clean_line(run_dwsr(run + " --trace " + (out / "envelope.npy").string()), "also an output");
     CHECK(tree(out).empty());
   }
   SECTION("success: outputs and every worker's trace") {
