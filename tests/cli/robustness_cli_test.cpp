@@ -184,7 +184,7 @@ TEST_CASE("a malformed .npy header is quoted escaped and shortened, on one line"
   CHECK(tree(dir.path()) == std::vector<std::string>{"bad.npy"});
 }
 
-TEST_CASE("command-line misuse is one line naming the help to read; --help still prints help") {
+TEST_CASE("command-line misuse is one line naming the help to read but --help still prints help") {
   const auto extra = run_dwsr("run envelope --input synthetic:2x2x8 --output x --threadz 1");
   expect_one_clean_line(extra, "--threadz");
   CHECK(extra.err.find("(see dwsr run --help)") != std::string::npos);
@@ -233,8 +233,13 @@ TEST_CASE("numbers out of range exit 2 with a clear error, not an internal one")
     fs::remove(dir / "g.npy");
   }
   SECTION("a cube too large to allocate") {
+#if defined(__SANITIZE_ADDRESS__)
+    // AddressSanitizer reports a refused allocation and aborts before dwsr can.
+    WARN("skipped under AddressSanitizer: it aborts on a refused allocation");
+#else
     expect_one_clean_line(run_dwsr("generate --shape 100000x100000x100000 --output " + (dir / "g.npy").string()),
                           "out of memory");
+#endif
   }
   CHECK(tree(out).empty());
   CHECK_FALSE(fs::exists(dir / "g.npy"));
@@ -259,7 +264,7 @@ TEST_CASE("a run's outputs and traces appear together or not at all") {
   }
 }
 
-TEST_CASE("kill -9 leaves partial files that the next run removes, saying so; a live run is left alone") {
+TEST_CASE("kill -9 leaves partial files that the next run removes, saying so, and a live run is left alone") {
   temp_dir dir;
   const auto out = dir / "out";
   const auto pid = spawn_dwsr({"run", "envelope", "--input", long_input, "--output", out.string()}, dir / "a.err");
