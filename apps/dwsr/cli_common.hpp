@@ -154,13 +154,20 @@ inline std::vector<std::filesystem::path> output_paths(const dwsr::graph& g, con
   return paths;
 }
 
+/// What report_stale() removed, said once when the command ends: on its own
+/// line after a success, or at the end of the error's one line.
+inline std::string& stale_notice() {
+  static std::string notice;
+  return notice;
+}
+
 /// Says on stderr, on one line, which partial files of dead runs were removed from `dir`.
 inline void report_stale(const std::filesystem::path& dir, const std::vector<stale_partial>& removed) {
   if (removed.empty()) return;
   std::set<long> pids;
   for (const auto& r : removed) pids.insert(r.pid);
-  std::string line = "dwsr: " + quote(dir.string(), 400) + ": removed " + std::to_string(removed.size()) +
-                     " partial file" + (removed.size() == 1 ? "" : "s") + " of an interrupted run (process";
+  std::string line = quote(dir.string(), 400) + ": removed " + std::to_string(removed.size()) + " partial file" +
+                     (removed.size() == 1 ? "" : "s") + " of an interrupted run (process";
   for (const auto pid : pids) {
     line += pid == *pids.begin() ? " " : ", ";
     line += std::to_string(pid);
@@ -171,7 +178,9 @@ inline void report_stale(const std::filesystem::path& dir, const std::vector<sta
     line += removed[k].name;
   }
   if (removed.size() > 4) line += ", ...";
-  std::cerr << printable(line) << std::endl;
+  auto& notice = stale_notice();
+  notice += notice.empty() ? "" : "; ";
+  notice += line;
 }
 
 /// Removes the partial files that dead processes left while writing `file`

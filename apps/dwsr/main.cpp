@@ -35,13 +35,20 @@ std::string help_command(const CLI::App& app) {
   return out + " --help";
 }
 
+/// Prints the one line of a failure (with what stale files were removed before
+/// it, if any) and returns `code`.
+int fail(const std::string& what, int code) {
+  std::string line = "dwsr: " + what;
+  if (const auto& notice = dwsr::cli::stale_notice(); !notice.empty()) line += " (before that: " + notice + ")";
+  std::cerr << dwsr::printable(line) << std::endl;
+  return code;
+}
+
 /// The one line for an allocation the system refused: every large allocation
 /// of dwsr is sized by the user (a cube shape, a count), so this is a user
 /// error, like dwsr::out_of_memory.
 int out_of_memory() {
-  std::cerr << "dwsr: out of memory: the system refused an allocation; a shape or count given may be too large"
-            << std::endl;
-  return 2;
+  return fail("out of memory: the system refused an allocation; a shape or count given may be too large", 2);
 }
 
 }  // namespace
@@ -74,18 +81,17 @@ int main(int argc, char** argv) {
         what += cmd->get_name();
       }
     }
-    std::cerr << "dwsr: " << dwsr::printable(what) << " (see " << help_command(app) << ")" << std::endl;
-    return 2;
+    return fail(what + " (see " + help_command(app) + ")", 2);
   } catch (const dwsr::error& e) {
-    std::cerr << "dwsr: " << dwsr::printable(e.what()) << std::endl;
-    return 2;
+    return fail(e.what(), 2);
   } catch (const std::bad_alloc&) {
     return out_of_memory();
   } catch (const std::length_error&) {  // a container asked for more than max_size(): a size from the user
     return out_of_memory();
   } catch (const std::exception& e) {
-    std::cerr << "dwsr: internal error (please report it): " << dwsr::printable(e.what()) << std::endl;
-    return 1;
+    return fail(std::string("internal error (please report it): ") + e.what(), 1);
   }
+  if (const auto& notice = dwsr::cli::stale_notice(); !notice.empty())
+    std::cerr << "dwsr: " << dwsr::printable(notice) << std::endl;
   return 0;
 }

@@ -351,4 +351,13 @@ TEST_CASE("the partial file a dead process left beside a single output is remove
   REQUIRE(p.status == 0);
   CHECK(p.err.find(trace) != std::string::npos);
   CHECK(tree(dir.path()) == std::vector<std::string>{other, "cube.npy", "t.csv"});
+  // A run that removes debris and then fails says both on its one line.
+  fs::create_directory(dir / "out");
+  const auto again = ".envelope.npy.dwsr-partial-" + std::to_string(child) + "-0";
+  write_raw(dir / "out" / again, "half");
+  const auto f = run_dwsr("run envelope --input synthetic:16x16x64 --memory 1KiB --output " + (dir / "out").string());
+  expect_one_clean_line(f, "out of memory");
+  CHECK(f.err.find("removed 1 partial file") != std::string::npos);
+  CHECK(f.err.find(again) != std::string::npos);
+  CHECK(tree(dir.path()) == std::vector<std::string>{other, "cube.npy", "out", "t.csv"});
 }
