@@ -12,10 +12,14 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "dwsr/core/bytes.hpp"
+#include "dwsr/core/directory_lock.hpp"
+#include "dwsr/core/limits.hpp"
+#include "dwsr/core/quote.hpp"
 #include "dwsr/error.hpp"
 #include "dwsr/graph/chunked.hpp"
 #include "dwsr/graph/graph_json.hpp"
@@ -74,11 +78,17 @@ struct graph_options {
         ->required();
     cmd.add_option("-p,--param", params, "operator parameter NAME=VALUE (repeatable), e.g. sigmas=3,3,3");
     if (chunked) cmd.add_option("-c,--chunk", chunk, "block shape IxXxT (default: the whole cube)");
-    cmd.add_option("-w,--workers", workers, "workers W; each runs a contiguous range of the blocks (C order)")
-        ->check(CLI::PositiveNumber)
+    cmd.add_option("-w,--workers", workers,
+                   "workers W, 1 to " + std::to_string(max_workers) +
+                       "; each runs a contiguous range of the blocks (C order) (each worker is a thread: more would "
+                       "fail to start on "
+                       "ordinary systems)")
+        ->check(CLI::Range(std::size_t{1}, max_workers))
         ->capture_default_str();
-    cmd.add_option("-t,--threads", threads, "threads T per worker (per-thread scratch is sized by T)")
-        ->check(CLI::PositiveNumber)
+    cmd.add_option("-t,--threads", threads,
+                   "threads T per worker, 1 to " + std::to_string(max_threads) +
+                       " (per-thread scratch is sized by T; more threads than that cannot be started reliably)")
+        ->check(CLI::Range(std::size_t{1}, max_threads))
         ->capture_default_str();
     cmd.add_option("-m,--memory", memory, "memory budget per worker, e.g. 512MiB, 4GiB (default: none)");
     cmd.add_flag("--json", json, "print a JSON document instead of a table");
@@ -122,6 +132,64 @@ struct prediction_options {
 
 /// A graph output's file: <output name>.npy (for one operator, the reference's names).
 inline std::string output_file_name(const dwsr::graph& g, const cube_ref& r) { return g.output_name(r) + ".npy"; }
+
+/// The files of a graph's outputs in `dir`: every one a plain file name inside
+/// `dir` (node names are checked when the graph is built; this is the last
+/// guard before anything is written), no two the same.
+inline std::vector<std::filesystem::path> output_paths(const dwsr::graph& g, const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> paths;
+  for (const auto& r : g.outputs()) {
+    const auto name = output_file_name(g, r);
+    const std::filesystem::path file(name);
+    if (file.has_parent_path() || file.filename() != file || name.front() == '.')
+      throw invalid_input("output " + quote(name) +
+                          " is not a plain file name; node names are letters, digits, "
+                          "'_' and '-'");
+    for (const auto& p : paths)
+      if (p.filename() == file)
+        throw invalid_input("two outputs of the graph would both be written to " + quote(name) +
+                            "; rename one of the nodes");
+    paths.push_back(dir / file);
+  }
+  return paths;
+}
+
+/// What report_stale() removed, said once when the command ends: on its own
+/// line after a success, or at the end of the error's one line.
+inline std::string& stale_notice() {
+  static std::string notice;
+  return notice;
+}
+
+/// Says on stderr, on one line, which partial files of dead runs were removed from `dir`.
+inline void report_stale(const std::filesystem::path& dir, const std::vector<stale_partial>& removed) {
+  if (removed.empty()) return;
+  std::set<long> pids;
+  for (const auto& r : removed) pids.insert(r.pid);
+  std::string line = quote(dir.string(), 400) + ": removed " + std::to_string(removed.size()) + " partial file" +
+                     (removed.size() == 1 ? "" : "s") + " of an interrupted run (process";
+  for (const auto pid : pids) {
+    line += pid == *pids.begin() ? " " : ", ";
+    line += std::to_string(pid);
+  }
+  line += "):";
+  for (std::size_t k = 0; k < removed.size() && k < 4; ++k) {
+    line += k ? ", " : " ";
+    line += removed[k].name;
+  }
+  if (removed.size() > 4) line += ", ...";
+  auto& notice = stale_notice();
+  notice += notice.empty() ? "" : "; ";
+  notice += line;
+}
+
+/// Removes the partial files that dead processes left while writing `file`
+/// (beside it), saying so on stderr: a killed `generate`, `plan --trace`, ...
+inline void remove_stale_partials_of(const std::filesystem::path& file) {
+  const auto dir = file.parent_path().empty() ? std::filesystem::path(".") : file.parent_path();
+  const auto name = file.filename().string();
+  report_stale(dir, remove_stale_partials(dir, [&](const std::string& target) { return target == name; }));
+}
 
 /// Per-worker figures as JSON.
 inline nlohmann::json workers_json(const std::vector<worker_memory>& ws) {

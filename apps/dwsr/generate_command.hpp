@@ -33,8 +33,9 @@ inline void add_generate_command(CLI::App& app) {
   cmd->add_option("--seed", o.seed, "random seed; same shape and seed give the same bytes")->capture_default_str();
   cmd->add_option("-o,--output", o.output, "output file: .npy (float32) or .sgy/.segy (IEEE float, inline-sorted)")
       ->required();
-  cmd->add_option("-t,--threads", o.threads, "threads (the bytes do not depend on it)")
-      ->check(CLI::PositiveNumber)
+  cmd->add_option("-t,--threads", o.threads,
+                  "threads, 1 to " + std::to_string(max_threads) + " (the bytes do not depend on it)")
+      ->check(CLI::Range(std::size_t{1}, max_threads))
       ->capture_default_str();
   cmd->add_flag("--json", o.json, "print a JSON document instead of a line");
   cmd->callback([] {
@@ -46,6 +47,7 @@ inline void add_generate_command(CLI::App& app) {
     const bool npy = ext == ".npy", segy = ext == ".sgy" || ext == ".segy";
     if (!npy && !segy)
       throw invalid_input("--output '" + o.output + "': expected a file name ending in .npy, .sgy or .segy");
+    remove_stale_partials_of(out);
     std::vector<float> cube(shape.voxels());
     io::generate_synthetic(shape, o.seed, cube.data(), o.threads);
     const cube_view<const float> view(cube.data(), shape);

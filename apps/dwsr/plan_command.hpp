@@ -46,6 +46,7 @@ inline void add_plan_command(CLI::App& app) {
         throw invalid_input("--trace: worker 0 would emit " + std::to_string(e.plan.workers.at(0).events) +
                             " events, more than the " + std::to_string(trace_limit) +
                             " a trace holds; use a larger chunk, more workers or a smaller cube");
+      remove_stale_partials_of(trace);
       recorder rec;
       worker_events(chunked_schedule(g, shape, o), 0, rec);
       sim::write_trace_csv(trace, rec.events());

@@ -256,6 +256,7 @@ inline void add_replay_command(CLI::App& app) {
     sim::replay_options options;
     if (!capacity_text.empty()) options.capacity = parse_bytes(capacity_text);
     options.timeline = !timeline_path.empty();
+    if (options.timeline) remove_stale_partials_of(timeline_path);
     if (!sim::is_snapshot_file(file)) {
       if (what_if) throw invalid_input("--what-if needs a PyTorch memory snapshot; '" + file + "' is a dwsr CSV trace");
       if (models.empty()) models = {"exact"};

@@ -34,37 +34,62 @@ inline void add_run_command(CLI::App& app) {
   static std::string input, output, trace;
   opts.add_to(*cmd);
   cmd->add_option("-i,--input", input, "a .npy (float32) or SEG-Y file, or synthetic:IxXxT[:SEED]")->required();
-  cmd->add_option("-o,--output", output, "directory for the outputs, <node>[_<output>].npy (created if missing)")
+  cmd->add_option("-o,--output", output,
+                  "directory for the outputs, <node>[_<output>].npy (created if missing). A run holds the "
+                  "directory's lock (.dwsr-run.lock) while it runs; it removes partial files (.*.dwsr-partial-*) "
+                  "left by runs that were killed, and says so on stderr")
       ->required();
   cmd->add_option("--trace", trace,
                   "write the run's events as a dwsr trace (CSV); with several workers, one file per worker "
-                  "(NAME.worker<k>.csv)");
+                  "(NAME.worker<k>.csv). Outputs and traces appear together, or none of them");
   cmd->callback([] {
     const auto g = opts.build();
     const auto o = opts.options();
     const auto in = open_blocks(input);
     const auto shape = in->shape();
     const chunked_schedule schedule(g, shape, o);  // validates the chunking before anything is written
+    const auto paths = output_paths(g, output);
+    std::vector<std::filesystem::path> traces;
+    for (std::size_t w = 0; !trace.empty() && w < o.workers; ++w) {
+      std::filesystem::path p = trace;
+      if (o.workers > 1) p = p.parent_path() / (p.stem().string() + ".worker" + std::to_string(w) + ".csv");
+      // Checked now, so that a run is not computed for nothing.
+      std::error_code ignored;
+      for (const auto& output_path : paths)
+        if (std::filesystem::weakly_canonical(p, ignored) == std::filesystem::weakly_canonical(output_path, ignored))
+          throw invalid_input("--trace " + quote(p.string(), 400) +
+                              " is also an output of the run; choose another name");
+      const auto dir = p.parent_path().empty() ? std::filesystem::path(".") : p.parent_path();
+      if (std::filesystem::is_directory(p) || !std::filesystem::is_directory(dir))
+        throw io_error("--trace " + quote(p.string(), 400) + ": " +
+                       (std::filesystem::is_directory(p) ? "is a directory; expected a file name"
+                                                         : "its directory does not exist"));
+      traces.push_back(p);
+    }
     std::error_code ec;
     std::filesystem::create_directories(output, ec);
     if (ec || !std::filesystem::is_directory(output))
-      throw io_error("output directory '" + output +
-                     "' cannot be created: " + (ec ? ec.message() : std::string("a file of that name exists")));
+      throw io_error("output directory " + quote(output, 400) +
+                     " cannot be created: " + (ec ? ec.message() : std::string("a file of that name exists")));
+    const directory_lock lock(output);
+    report_stale(output, remove_stale_partials(output));
+    for (const auto& t : traces) remove_stale_partials_of(t);
     std::vector<npy_block_sink::file_spec> files;
-    for (const auto& r : g.outputs())
-      files.push_back(
-          {std::filesystem::path(output) / output_file_name(g, r), g.nodes()[r.node].outputs[r.output].type});
+    for (std::size_t k = 0; k < paths.size(); ++k) {
+      const auto r = g.outputs()[k];
+      files.push_back({paths[k], g.nodes()[r.node].outputs[r.output].type});
+    }
     npy_block_sink sink(files, shape);
-    std::vector<recorder> recorders(trace.empty() ? 0 : o.workers);
+    std::vector<recorder> recorders(traces.size());
     std::vector<event_sink_ref> sinks(recorders.begin(), recorders.end());
     auto m = measure_run(schedule, *in, &sink, sinks);
-    sink.commit();
-    for (const auto& f : files) m.files.push_back(f.path.string());
-    for (std::size_t w = 0; w < recorders.size(); ++w) {
-      std::filesystem::path p = trace;
-      if (o.workers > 1) p = p.parent_path() / (p.stem().string() + ".worker" + std::to_string(w) + ".csv");
-      sim::write_trace_csv(p, recorders[w].events());
-    }
+    // Every file of the run is complete before any of them is moved into place.
+    dwsr::detail::commit_group group;
+    sink.commit_into(group);
+    for (std::size_t w = 0; w < traces.size(); ++w)
+      group.write(traces[w], [&](std::ostream& out) { sim::write_trace_csv(out, recorders[w].events()); });
+    group.commit();
+    for (const auto& p : paths) m.files.push_back(p.string());
     const auto input_bytes = shape.voxels() * sizeof(float);
     if (opts.json)
       return print_json({{"graph", opts.graph},
@@ -117,7 +142,9 @@ inline void add_demo_command(CLI::App& app) {
   cmd->add_option("--shape", shape, "synthetic cube shape IxXxT")->capture_default_str();
   cmd->add_option("--seed", seed, "synthetic cube seed")->capture_default_str();
   cmd->add_option("--ops", ops, "operators to run")->delimiter(',')->capture_default_str();
-  cmd->add_option("-t,--threads", threads, "threads")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("-t,--threads", threads, "threads, 1 to " + std::to_string(max_threads))
+      ->check(CLI::Range(std::size_t{1}, max_threads))
+      ->capture_default_str();
   cmd->callback([] {
     // The cube is generated once, before the runs: times and memory are the operators'.
     const auto source = io::open_source("synthetic:" + shape + ":" + std::to_string(seed));

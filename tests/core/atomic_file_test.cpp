@@ -1,4 +1,6 @@
 // Every output file is written through core/atomic_file.hpp: whole or not at all.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -66,4 +68,50 @@ TEST_CASE("atomic_file: written over time, moved into place by commit, removed w
   CHECK(dir.entries() == std::vector<std::string>{"kept.npy"});
   atomic_file a(dir / "x"), b(dir / "x");
   CHECK(a.temporary() != b.temporary());  // concurrent writers never share a temporary
+}
+
+TEST_CASE("a temporary's name says which file and which process it is for") {
+  temp_dir dir;
+  const atomic_file f(dir / "envelope.npy");
+  const auto parsed = dwsr::detail::parse_partial_name(f.temporary().filename().string());
+  REQUIRE(parsed);
+  CHECK(parsed->target == "envelope.npy");
+  CHECK(parsed->pid == ::getpid());
+  for (const char* other : {"envelope.npy", ".envelope.npy", ".x.dwsr-partial-", ".x.dwsr-partial-12",
+                            ".x.dwsr-partial-12-", ".x.dwsr-partial-a-1", "x.dwsr-partial-1-2", ".dwsr-run.lock"})
+    CHECK_FALSE(dwsr::detail::parse_partial_name(other));
+}
+
+TEST_CASE("commit_group: a run's files appear together, or none of them") {
+  temp_dir dir;
+  using dwsr::detail::commit_group;
+  SECTION("all complete: every file is moved into place") {
+    commit_group group;
+    atomic_file a(dir / "a.npy");
+    write_raw(a.temporary(), "A");
+    group.add(std::move(a));
+    group.write(dir / "t.csv", [](std::ostream& out) { out << "T"; });
+    CHECK(dir.entries().size() == 2);  // two temporaries, no target yet
+    CHECK_FALSE(std::filesystem::exists(dir / "a.npy"));
+    group.commit();
+    CHECK(read_raw(dir / "a.npy") == "A");
+    CHECK(read_raw(dir / "t.csv") == "T");
+    CHECK(dir.entries().size() == 2);
+  }
+  SECTION("one file fails to be written: the others are not committed") {
+    {
+      commit_group group;
+      group.write(dir / "a.npy", [](std::ostream& out) { out << "A"; });
+      CHECK_THROWS_AS(group.write(dir / "missing" / "t.csv", [](std::ostream& out) { out << "T"; }), dwsr::io_error);
+    }
+    CHECK(dir.entries().empty());
+  }
+  SECTION("a target taken by a directory: checked before any rename") {
+    std::filesystem::create_directory(dir / "z.csv");
+    commit_group group;
+    group.write(dir / "a.npy", [](std::ostream& out) { out << "A"; });
+    group.write(dir / "z.csv", [](std::ostream& out) { out << "Z"; });
+    CHECK_THROWS_WITH(group.commit(), Catch::Contains("z.csv") && Catch::Contains("directory"));
+    CHECK(dir.entries() == std::vector<std::string>{"z.csv"});
+  }
 }

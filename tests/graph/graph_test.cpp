@@ -141,7 +141,20 @@ TEST_CASE("a graph file with a number JSON cannot hold is invalid input naming t
   std::ofstream(path) << R"({"nodes": [{"name": "a", "op": "envelope", "params": {"x": 1e999}}]})";
   CHECK_THROWS_AS(read_graph(path, operators::catalogue()), invalid_input);
   CHECK_THROWS_WITH(read_graph(path, operators::catalogue()),
-                    Catch::Contains("huge.json' is not valid JSON") && Catch::Contains("1e999"));
+                    Catch::Contains("huge.json' holds a value dwsr cannot represent") && Catch::Contains("1e999"));
+}
+
+TEST_CASE("node names are plain names, so that output files stay in their directory") {
+  for (const std::string ok : {"env", "Env_1", "a-b", "_x", "0"}) CHECK(valid_node_name(ok));
+  CHECK(valid_node_name(std::string(max_node_name, 'n')));
+  for (const std::string bad :
+       {"", "input", "/tmp/somewhere", "a/b", "..", ".hidden", "a.b", "-x", "a b", "a\nb", "caf\xc3\xa9"})
+    CHECK_FALSE(valid_node_name(bad));
+  CHECK_FALSE(valid_node_name(std::string(max_node_name + 1, 'n')));
+  CHECK_THROWS_WITH(graph::from_specs(operators::catalogue(), {{"a/b", "envelope"}}),
+                    Catch::Contains("graph node name 'a/b'") && Catch::Contains("letters, digits, '_' or '-'"));
+  CHECK_THROWS_WITH(graph::from_specs(operators::catalogue(), {{"a\x1b[2J", "envelope"}}),
+                    Catch::Contains(R"('a\x1b[2J')"));
 }
 
 TEST_CASE("a graph's halo composes along paths and its outputs are its sinks and kept nodes") {

@@ -8,6 +8,7 @@
 #include <limits>
 #include <string>
 
+#include "dwsr/core/limits.hpp"
 #include "dwsr/error.hpp"
 #include "dwsr/memory/event_bus.hpp"
 
@@ -23,7 +24,9 @@ struct context_options {
 class context_base {
  public:
   context_base(event_bus& bus, context_options options) : bus_(&bus), options_(std::move(options)) {
-    if (options_.threads == 0) throw invalid_input("thread count 0; expected at least 1 thread");
+    if (options_.threads == 0 || options_.threads > max_threads)
+      throw invalid_input("thread count " + std::to_string(options_.threads) + "; expected 1 to " +
+                          std::to_string(max_threads) + " threads");
   }
   context_base(const context_base&) = delete;
   context_base& operator=(const context_base&) = delete;

@@ -107,8 +107,9 @@ class memory_block_sink final : public block_sink {
 
 /// Writes each output straight into a .npy file, block by block, so the whole
 /// output is never held in memory. Files are written under temporary names
-/// (core/atomic_file.hpp) and renamed into place by commit(); without commit()
-/// (an error), they are removed.
+/// (core/atomic_file.hpp) and renamed into place, all together, by commit() or
+/// with a run's other files by commit_into(); without either (an error), they
+/// are removed.
 class npy_block_sink final : public block_sink {
  public:
   struct file_spec {
@@ -118,7 +119,8 @@ class npy_block_sink final : public block_sink {
   npy_block_sink(std::vector<file_spec> files, shape3 shape) : shape_(shape) {
     for (auto& f : files) {
       detail::atomic_file file(f.path);
-      const int fd = ::open(file.temporary().c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      // O_NOFOLLOW: a link planted under the temporary's name is never written through.
+      const int fd = ::open(file.temporary().c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
       if (fd < 0) {
         cleanup();
         throw io_error(file.describe(std::string("cannot create: ") + std::strerror(errno)));
@@ -159,12 +161,24 @@ class npy_block_sink final : public block_sink {
                         });
   }
 
-  /// Moves every complete file into place.
+  /// Moves every complete file into place, all or none (see commit_group).
   void commit() {
-    for (auto& f : files_) {
-      if (::close(std::exchange(f.fd, -1)) != 0) throw io_error(f.file.describe("cannot write"));
-      f.file.commit();
-    }
+    detail::commit_group group;
+    commit_into(group);
+    group.commit();
+  }
+
+  /// Hands every complete file to `group`, to be committed with the run's
+  /// other files (traces); the sink is then empty.
+  void commit_into(detail::commit_group& group) {
+    for (auto& f : files_)
+      if (::close(std::exchange(f.fd, -1)) != 0) {
+        const std::string why = std::strerror(errno);
+        const auto what = f.file.describe("cannot write: " + why);
+        cleanup();
+        throw io_error(what);
+      }
+    for (auto& f : files_) group.add(std::move(f.file));
     files_.clear();
   }
 

@@ -24,6 +24,9 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -280,9 +283,21 @@ chunked_result run_chunked(const chunked_schedule& s, const block_source& input,
       });
     };
     std::vector<std::thread> threads;
-    for (std::size_t w = 1; w < o.workers; ++w) threads.emplace_back(per_worker, w);
-    per_worker(0);
+    std::optional<std::string> refused;  // why a worker's thread could not start
+    for (std::size_t w = 1; w < o.workers && !refused; ++w) {
+      try {
+        threads.emplace_back(per_worker, w);
+      } catch (const std::system_error& e) {
+        // The system refused a thread: stop the started workers, then report
+        // it as an error of the run rather than terminating the process.
+        failed = true;
+        refused = "cannot start the thread of worker " + std::to_string(w) + " of " + std::to_string(o.workers) + ": " +
+                  e.what() + "; use fewer workers";
+      }
+    }
+    if (!refused) per_worker(0);
     for (auto& t : threads) t.join();
+    if (refused) throw error(*refused);
     if (failed) break;
     if (ph.reduces()) reductions[*ph.node] = acc;
   }

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "dwsr/core/limits.hpp"
 #include "dwsr/error.hpp"
 #include "dwsr/graph/chunking.hpp"
 #include "dwsr/graph/graph.hpp"
@@ -47,7 +48,8 @@ struct schedule_phase {
 /// The validated layout of a chunked execution of `g` on a cube.
 class chunked_schedule {
  public:
-  /// Throws invalid_input for zero workers or threads, or a chunk that splits
+  /// Throws invalid_input for zero workers or threads, or more than
+  /// max_workers or max_threads (core/limits.hpp), or a chunk that splits
   /// an axis some node reads whole (naming the node and the extent to use).
   chunked_schedule(const graph& g, shape3 cube, const chunked_options& o)
       : graph_(&g), options_(o), blocks_(make_chunking(g, cube, o)) {
@@ -84,8 +86,11 @@ class chunked_schedule {
 
  private:
   static chunking make_chunking(const dwsr::graph& g, shape3 cube, const chunked_options& o) {
-    if (o.workers == 0) throw invalid_input("0 workers; expected at least 1");
-    if (o.threads == 0) throw invalid_input("0 threads per worker; expected at least 1");
+    if (o.workers == 0 || o.workers > max_workers)
+      throw invalid_input(std::to_string(o.workers) + " workers; expected 1 to " + std::to_string(max_workers));
+    if (o.threads == 0 || o.threads > max_threads)
+      throw invalid_input(std::to_string(o.threads) + " threads per worker; expected 1 to " +
+                          std::to_string(max_threads));
     shape3 chunk = o.chunk;
     if (chunk.inlines == 0) chunk.inlines = cube.inlines;
     if (chunk.crosslines == 0) chunk.crosslines = cube.crosslines;

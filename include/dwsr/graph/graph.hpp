@@ -11,8 +11,10 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "dwsr/core/quote.hpp"
 #include "dwsr/error.hpp"
 #include "dwsr/ops/registry.hpp"
 
@@ -20,6 +22,22 @@ namespace dwsr {
 
 /// The name by which nodes refer to the graph's input cube.
 inline constexpr std::string_view graph_input = "input";
+
+/// Longest node name: its outputs become file names (<node>[_<output>].npy),
+/// which must stay well inside the 255 bytes a file name may have.
+inline constexpr std::size_t max_node_name = 64;
+
+/// Whether `name` is a plain node name: 1 to max_node_name letters, digits, '_'
+/// and '-' (ASCII), not starting with '-', and not "input". So a node's output
+/// file is always a plain file inside the output directory (no '/', no "..",
+/// no hidden file), and "node.suffix" references stay unambiguous.
+inline bool valid_node_name(std::string_view name) noexcept {
+  if (name.empty() || name.size() > max_node_name || name == graph_input || name.front() == '-') return false;
+  for (const char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
+      return false;
+  return true;
+}
 
 /// One node as the user describes it.
 struct node_spec {
@@ -102,9 +120,9 @@ class graph {
     std::map<std::string, std::size_t> index;
     for (std::size_t i = 0; i < specs_.size(); ++i) {
       const auto& s = specs_[i];
-      if (s.name.empty() || s.name == graph_input || s.name.find('.') != std::string::npos)
-        throw invalid_input("graph node name '" + s.name +
-                            "': expected a non-empty name other than 'input', without '.'");
+      if (!valid_node_name(s.name))
+        throw invalid_input("graph node name " + quote(s.name) + ": expected 1 to " + std::to_string(max_node_name) +
+                            " letters, digits, '_' or '-' (not starting with '-'), other than 'input'");
       if (!index.emplace(s.name, i).second) throw invalid_input("graph node '" + s.name + "' is defined twice");
     }
     // Configure operators (unknown operators and parameters fail here).
@@ -113,8 +131,8 @@ class graph {
       const auto& s = specs_[i];
       if (!given_[i] && !registry_)
         throw invalid_input(
-            "graph node '" + s.name + "': operator '" + s.op +
-            "' cannot be looked up in a graph built without a registry; construct it as graph(registry)");
+            "graph node '" + s.name + "': operator " + quote(s.op) +
+            " cannot be looked up in a graph built without a registry; construct it as graph(registry)");
       node n{
           s,
           given_[i] ? given_[i] : std::shared_ptr<const configured_operator>(registry_->find(s.op).configure(s.params)),
@@ -230,8 +248,8 @@ class graph {
     const std::string name = text.substr(0, dot);
     const auto it = index.find(name);
     if (it == index.end())
-      throw invalid_input("graph node '" + consumer + "' reads '" + text +
-                          "', which is neither 'input' nor a node of the graph");
+      throw invalid_input("graph node '" + consumer + "' reads " + quote(text) +
+                          ", which is neither 'input' nor a node of the graph");
     const auto& outs = nodes[it->second].outputs;
     std::size_t output = 0;
     if (dot != std::string::npos) {
@@ -242,8 +260,8 @@ class graph {
       if (output == outs.size()) {
         std::string known;
         for (const auto& o : outs) known += (known.empty() ? "" : ", ") + (o.suffix.empty() ? "(main)" : o.suffix);
-        throw invalid_input("graph node '" + consumer + "' reads '" + text + "': node '" + name + "' has no output '" +
-                            suffix + "'; its outputs are: " + known);
+        throw invalid_input("graph node '" + consumer + "' reads " + quote(text) + ": node '" + name +
+                            "' has no output " + quote(suffix) + "; its outputs are: " + known);
       }
     }
     if (outs[output].type != dtype::float32)

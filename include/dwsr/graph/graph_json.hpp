@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "dwsr/core/quote.hpp"
 #include "dwsr/graph/graph.hpp"
 #include "dwsr/ops/param.hpp"
 
@@ -29,7 +30,7 @@ inline graph graph_from_json(const nlohmann::json& doc, const registry& operator
   if (!doc.is_object() || !doc.contains("nodes") || !doc["nodes"].is_array())
     return fail("expected an object with a \"nodes\" array");
   for (const auto& [key, value] : doc.items())
-    if (key != "nodes") return fail("unknown key \"" + key + "\"; expected only \"nodes\"");
+    if (key != "nodes") return fail("unknown key " + quote(key, 80, '"') + "; expected only \"nodes\"");
   std::vector<node_spec> specs;
   for (const auto& n : doc["nodes"]) {
     const std::string at = "node " + std::to_string(specs.size());
@@ -58,21 +59,22 @@ inline graph graph_from_json(const nlohmann::json& doc, const registry& operator
             std::vector<double> xs;
             for (const auto& x : v) {
               if (!x.is_number())
-                return fail(at + ": parameter \"" + p + "\" must be a number, a word or a list of numbers");
+                return fail(at + ": parameter " + quote(p, 80, '"') + " must be a number, a word or a list of numbers");
               xs.push_back(x.get<double>());
             }
             s.params[p] = std::move(xs);
           } else {
-            return fail(at + ": parameter \"" + p + "\" must be a number, a word or a list of numbers");
+            return fail(at + ": parameter " + quote(p, 80, '"') + " must be a number, a word or a list of numbers");
           }
         }
       } else {
-        return fail(at + ": unexpected key \"" + key + "\" (or wrong type); expected name (string), op (string), " +
+        return fail(at + ": unexpected key " + quote(key, 80, '"') +
+                    " (or wrong type); expected name (string), op (string), " +
                     "inputs (list of names), params (object), keep (boolean)");
       }
     }
     if (s.name.empty()) return fail(at + " has no \"name\"");
-    if (s.op.empty()) return fail(at + " (\"" + s.name + "\") has no \"op\"");
+    if (s.op.empty()) return fail(at + " (" + quote(s.name, 80, '"') + ") has no \"op\"");
     specs.push_back(std::move(s));
   }
   return graph::from_specs(operators, std::move(specs));
@@ -81,14 +83,17 @@ inline graph graph_from_json(const nlohmann::json& doc, const registry& operator
 /// Reads a graph file (errors name the file).
 inline graph read_graph(const std::filesystem::path& path, const registry& operators) {
   std::ifstream in(path);
-  if (!in) throw io_error("cannot read graph file '" + path.string() + "'");
+  const auto where = "graph file " + quote(path.string(), 400);
+  if (!in) throw io_error("cannot read " + where);
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for numbers like 1e999
-    throw invalid_input("graph file '" + path.string() + "' is not valid JSON: " + e.what());
+  } catch (const nlohmann::json::parse_error& e) {  // the message quotes the file's text: escaped
+    throw invalid_input(where + " is not valid JSON: " + printable(e.what(), 300));
+  } catch (const nlohmann::json::exception& e) {  // a number beyond double's range (1e400)
+    throw invalid_input(where + " holds a value dwsr cannot represent: " + printable(e.what(), 300));
   }
-  return graph_from_json(doc, operators, "graph file '" + path.string() + "'");
+  return graph_from_json(doc, operators, where);
 }
 
 /// A graph from the command line: a .json file, or the name of one operator.

@@ -22,6 +22,7 @@
 #include "dwsr/core/atomic_file.hpp"
 #include "dwsr/core/cube_view.hpp"
 #include "dwsr/core/dtype.hpp"
+#include "dwsr/core/quote.hpp"
 #include "dwsr/core/shape.hpp"
 #include "dwsr/error.hpp"
 #include "dwsr/io/detail/file.hpp"
@@ -73,13 +74,13 @@ inline constexpr const char* npy_supported = "supported: '<f4' (float32), '<c8' 
 /// The dtype of a descr, or an io_error naming the file, the descr and what is supported.
 inline dtype npy_dtype(const std::filesystem::path& path, const std::string& descr) {
   if (descr.size() >= 2 && descr[0] == '>')
-    throw io_error(quoted(path) + ": big-endian data ('" + descr + "') is not supported; " + npy_supported +
+    throw io_error(quoted(path) + ": big-endian data (" + quote(descr) + ") is not supported; " + npy_supported +
                    "; convert with numpy: a.astype(a.dtype.newbyteorder('<'))");
   // '=' is native order, little-endian on every host dwsr supports.
   const std::string little = (!descr.empty() && descr[0] == '=') ? std::string("<").append(descr, 1) : descr;
   for (auto t : {dtype::float32, dtype::complex64, dtype::int64})
     if (little == npy_descr(t)) return t;
-  throw io_error(quoted(path) + ": unsupported dtype '" + descr + "'; " + npy_supported);
+  throw io_error(quoted(path) + ": unsupported dtype " + quote(descr) + "; " + npy_supported);
 }
 
 inline std::uint32_t read_le(const unsigned char* p, int bytes) noexcept {
@@ -122,11 +123,8 @@ inline npy_header read_npy_header(const std::filesystem::path& path) {
   detail::read_exact(f.get(), path, 8 + len_bytes, text.data(), header_len, ".npy header");
 
   detail::npy_dict dict;
-  if (auto why = dict.parse(text); !why.empty()) {
-    auto shown = text.substr(0, 200);
-    while (!shown.empty() && (shown.back() == '\n' || shown.back() == ' ')) shown.pop_back();
-    throw io_error(quoted(path) + ": malformed .npy header dictionary (" + why + "): " + shown);
-  }
+  if (auto why = dict.parse(text); !why.empty())  // the text is the file's: shown escaped and shortened
+    throw io_error(quoted(path) + ": malformed .npy header dictionary (" + why + "): " + quote(text, 120));
   npy_header h;
   h.type = detail::npy_dtype(path, dict.descr);
   if (dict.fortran_order && dict.shape.size() > 1)

@@ -24,15 +24,18 @@
 /// price of holding nothing but the output).
 
 #include <tbb/blocked_range.h>
+#include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 
+#include "dwsr/core/limits.hpp"
 #include "dwsr/core/random.hpp"
 #include "dwsr/core/shape.hpp"
 #include "dwsr/error.hpp"
@@ -169,6 +172,11 @@ template <class F>
 void for_ranges(std::uint64_t n, std::size_t threads, F&& f) {
   if (n == 0) return;
   if (threads == 1) return f(std::uint64_t{0}, n);
+  // Honour a thread count above the core count, as host_context does (TBB caps
+  // workers at cores - 1 and prints a warning of its own otherwise).
+  std::unique_ptr<tbb::global_control> oversubscribe;
+  if (threads > std::size_t(tbb::this_task_arena::max_concurrency()))
+    oversubscribe = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads);
   tbb::task_arena arena(static_cast<int>(threads));
   dwsr::detail::tsan_handoff handoff;
   handoff.fork();
@@ -182,9 +190,11 @@ void for_ranges(std::uint64_t n, std::size_t threads, F&& f) {
   handoff.join();
 }
 
-/// Throws invalid_input for 0 threads.
+/// Throws invalid_input for 0 threads or more than max_threads.
 inline void check_threads(std::size_t threads) {
-  if (threads == 0) throw invalid_input("thread count 0; expected at least 1 thread");
+  if (threads == 0 || threads > max_threads)
+    throw invalid_input("thread count " + std::to_string(threads) + "; expected 1 to " + std::to_string(max_threads) +
+                        " threads");
 }
 
 }  // namespace detail

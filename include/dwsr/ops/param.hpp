@@ -14,6 +14,7 @@
 #include <variant>
 #include <vector>
 
+#include "dwsr/core/quote.hpp"
 #include "dwsr/error.hpp"
 
 namespace dwsr {
@@ -92,7 +93,7 @@ class param_values {
       if (!spec) {
         std::string known;
         for (const auto& s : specs) known += (known.empty() ? "" : ", ") + s.name;
-        throw invalid_input("operator '" + std::string(op) + "' has no parameter '" + name + "'; " +
+        throw invalid_input("operator '" + std::string(op) + "' has no parameter " + quote(name) + "; " +
                             (known.empty() ? "it takes no parameters" : "its parameters are: " + known));
       }
       const auto* text = std::get_if<std::string>(&value);
@@ -111,8 +112,8 @@ class param_values {
   /// Checks a value given as declared (not as text) against its spec.
   static param_value check(std::string_view op, const param_spec& spec, const param_value& value) {
     auto fail = [&](const std::string& expected) -> param_value {
-      throw invalid_input("parameter '" + spec.name + "' of '" + std::string(op) + "': " + format_value(value) +
-                          " is not " + expected);
+      throw invalid_input("parameter '" + spec.name + "' of '" + std::string(op) +
+                          "': " + printable(format_value(value), 200) + " is not " + expected);
     };
     const auto* x = std::get_if<double>(&value);
     const auto* xs = std::get_if<std::vector<double>>(&value);
@@ -135,7 +136,7 @@ class param_values {
 
   static param_value parse(std::string_view op, const param_spec& spec, const std::string& text) {
     auto fail = [&](const std::string& expected) -> param_value {
-      throw invalid_input("parameter '" + spec.name + "' of '" + std::string(op) + "': '" + text + "' is not " +
+      throw invalid_input("parameter '" + spec.name + "' of '" + std::string(op) + "': " + quote(text) + " is not " +
                           expected);
     };
     auto number = [&](std::string_view s, double& x) {

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dwsr/core/quote.hpp"
 #include "dwsr/error.hpp"
 #include "dwsr/ops/operator.hpp"
 
@@ -55,7 +56,7 @@ class registry {
       if (e.name == name) return e;
     std::string known;
     for (const auto& e : entries_) known += (known.empty() ? "" : ", ") + e.name;
-    throw invalid_input("unknown operator '" + std::string(name) + "'; known operators: " + known);
+    throw invalid_input("unknown operator " + quote(name) + "; known operators: " + known);
   }
 
  private:

@@ -14,17 +14,13 @@
 #include <string>
 #include <system_error>
 
+#include "dwsr/core/quote.hpp"
 #include "dwsr/error.hpp"
 
 namespace dwsr::io::detail {
 
 /// 'path' quoted, the way every io message names a file.
-inline std::string quoted(const std::filesystem::path& path) {
-  std::string s(1, '\'');
-  s += path.string();
-  s += '\'';
-  return s;
-}
+inline std::string quoted(const std::filesystem::path& path) { return quote(path.string(), 400); }
 
 /// Closes a std::FILE on scope exit.
 struct file_closer {

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "dwsr/core/quote.hpp"
+
 namespace dwsr::io::detail {
 
 /// The three entries of a .npy header; parse() fills them or names what is wrong.
@@ -31,7 +33,7 @@ struct npy_dict {
       auto key = string_literal();
       if (!key) return "expected a quoted key at offset " + std::to_string(pos_);
       skip_space();
-      if (!eat(':')) return "expected ':' after key '" + *key + "'";
+      if (!eat(':')) return "expected ':' after key " + quote(*key);
       skip_space();
       if (*key == "descr") {
         auto value = string_literal();
@@ -50,13 +52,13 @@ struct npy_dict {
         if (!tuple()) return "'shape' is not a tuple of non-negative integers";
         have_shape = true;
       } else {
-        return "unexpected key '" + *key + "'";
+        return "unexpected key " + quote(*key);
       }
       skip_space();
       if (eat(',')) continue;
       skip_space();
       if (eat('}')) break;
-      return "expected ',' or '}' after the value of '" + *key + "'";
+      return "expected ',' or '}' after the value of " + quote(*key);
     }
     skip_space();
     if (pos_ != text_.size()) return "unexpected characters after '}'";
