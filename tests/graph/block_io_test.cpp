@@ -13,22 +13,11 @@
 #include "dwsr/graph/block_io.hpp"
 #include "dwsr/io/synthetic.hpp"
 #include "io/temp_dir.hpp"
+#include "operators/operator_test_support.hpp"
 
 using namespace dwsr;
 
 namespace {
-
-/// The voxels of [lo, hi) in `cube` (of shape s), C order, one trace at a time.
-std::vector<float> cut(const std::vector<float>& cube, shape3 s, const std::array<std::uint64_t, 3>& lo,
-                       const std::array<std::uint64_t, 3>& hi) {
-  std::vector<float> out;
-  for (auto i = lo[0]; i < hi[0]; ++i)
-    for (auto x = lo[1]; x < hi[1]; ++x) {
-      const auto* trace = cube.data() + (i * s.crosslines + x) * s.samples;
-      out.insert(out.end(), trace + lo[2], trace + hi[2]);
-    }
-  return out;
-}
 
 bool inside(const block& b, std::uint64_t i, std::uint64_t x, std::uint64_t t) {
   return b.begin[0] <= i && i < b.end[0] && b.begin[1] <= x && x < b.end[1] && b.begin[2] <= t && t < b.end[2];
@@ -75,7 +64,7 @@ TEST_CASE("block sources: every block's extended window is the cube's voxels, fr
     for (std::uint64_t k = 0; k < c.count(); ++k) {
       const auto b = c.at(k);
       INFO("chunk " << to_string(chunk) << " halo " << halo[0] << "," << halo[1] << "," << halo[2] << " block " << k);
-      const auto expected = cut(cube, s, b.ext_begin, b.ext_end);
+      const auto expected = test::sub_cube(cube, s, b.ext_begin, b.ext_end);
       std::vector<float> got(b.extended().voxels());
       memory.read(b, got.data());
       CHECK(got == expected);
@@ -97,7 +86,7 @@ TEST_CASE("block sinks: each block writes its interior alone, at its place, to m
     for (std::uint64_t k = 0; k < c.count(); ++k) {
       const auto b = c.at(k);
       INFO("chunk " << to_string(chunk) << " halo " << halo[0] << "," << halo[1] << "," << halo[2] << " block " << k);
-      auto data = cut(cube, s, b.ext_begin, b.ext_end);
+      auto data = test::sub_cube(cube, s, b.ext_begin, b.ext_end);
       const array_ref ref{dtype::float32, data.data(), b.extended()};
 
       std::vector<float> memory_out(s.voxels(), -1.0f);
