@@ -10,7 +10,7 @@ packages=(
   catch2 libbenchmark-dev
   clang-format git
   clang libclang-rt-14-dev
-  python3-numpy
+  python3-numpy python3-scipy python3-skimage
 )
 
 missing=()
