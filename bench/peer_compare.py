@@ -826,10 +826,13 @@ def print_table(rows, args, shape, origin, skipped):
     header = ["family", "operator", "NumPy/SciPy MB/s", "dwsr MB/s", "ratio", "ratio (CPU time)"]
     if args.threads > 1:
         header += [f"dwsr {args.threads} threads MB/s", "scaling"]
+    def ratio(v):
+        return f"{v:.2g}x" if v < 100 else f"{v:.0f}x"
+
     table = []
     for r in rows:
         line = [r["family"], r["name"] + (" †" if r["sub"] else ""), f"{r['numpy']:.3g}", f"{r['dwsr']:.3g}",
-                f"{r['dwsr'] / r['numpy']:.2g}x", f"{r['dwsr_cpu'] / r['numpy_cpu']:.2g}x"]
+                ratio(r["dwsr"] / r["numpy"]), ratio(r["dwsr_cpu"] / r["numpy_cpu"])]
         if args.threads > 1:
             line += [f"{r['dwsr_t']:.3g}", f"{r['dwsr_t'] / r['dwsr']:.2f}x"]
         table.append(line)
