@@ -37,9 +37,11 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <span>
 #include <stdexcept>
+#include <type_traits>
 
 #include "dwsr/core/shape.hpp"
 #include "dwsr/memory/buffer.hpp"
@@ -203,12 +205,47 @@ inline std::uint64_t panel_floats(shape3 s, int axis, std::uint64_t taps) noexce
 template <class Ctx>
 using line_scratch = thread_rows<float, Ctx>;
 
-// Correlates `w` (<= Width) interleaved lines starting at src/dst (lines
-// `inner` apart): gathers them with their reflected extensions into buf
-// (row r = sample r - before), then writes each output sample.
-template <std::uint64_t Width>
-void correlate_panel(const float* src, float* dst, std::uint64_t length, std::uint64_t inner, std::uint64_t w,
-                     line_kernel k, float* buf) {
+// Output samples of a time line computed together: their double sums stay in
+// registers while each weight is applied to the whole block (vectorised over
+// the block, taps in ascending order per sample).
+inline constexpr std::uint64_t line_block = 16;
+
+// Correlates one contiguous line (inner == 1): copies it with its reflected
+// extensions into buf (only the ends need reflect_index), then correlates
+// blocks of line_block outputs at a time.
+inline void correlate_line(const float* src, float* dst, std::uint64_t length, line_kernel k, float* buf) {
+  const auto before = k.before(), after = k.after();
+  for (std::uint64_t r = 0; r < before; ++r)
+    buf[r] = src[reflect_index(static_cast<std::int64_t>(r) - static_cast<std::int64_t>(before), length)];
+  std::copy(src, src + length, buf + before);
+  for (std::uint64_t r = 0; r < after; ++r)
+    buf[before + length + r] = src[reflect_index(static_cast<std::int64_t>(length + r), length)];
+  std::uint64_t i = 0;
+  for (; i + line_block <= length; i += line_block) {
+    double acc[line_block] = {};
+    for (std::uint64_t j = 0; j < k.size; ++j) {
+      const double wj = k.weights[j];
+      float x[line_block];
+      std::memcpy(x, buf + i + j, sizeof x);
+      for (std::uint64_t c = 0; c < line_block; ++c) acc[c] += wj * x[c];
+    }
+    for (std::uint64_t c = 0; c < line_block; ++c) dst[i + c] = static_cast<float>(acc[c]);
+  }
+  for (; i < length; ++i) {
+    double acc = 0;
+    for (std::uint64_t j = 0; j < k.size; ++j) acc += k.weights[j] * buf[i + j];
+    dst[i] = static_cast<float>(acc);
+  }
+}
+
+// Correlates W interleaved lines starting at src/dst (lines `inner` apart):
+// gathers them with their reflected extensions into buf (row r = sample
+// r - before, Width floats a row), then writes each output sample. W is a
+// compile-time width for full panels (the column loops vectorise) or the
+// runtime remainder.
+template <std::uint64_t Width, class W>
+void correlate_panel(const float* src, float* dst, std::uint64_t length, std::uint64_t inner, W w, line_kernel k,
+                     float* buf) {
   const auto rows = length + k.size - 1;
   const auto before = static_cast<std::int64_t>(k.before());
   for (std::uint64_t r = 0; r < rows; ++r) {
@@ -245,7 +282,10 @@ void correlate_axis(Ctx& ctx, const float* src, float* dst, shape3 s, int axis, 
       const auto base = (p / panels) * l.length * l.inner + c0;
       const auto w = std::min(width, l.inner - c0);
       if (width == 1)
-        detail::correlate_panel<1>(src + base, dst + base, l.length, l.inner, 1, k, buf);
+        detail::correlate_line(src + base, dst + base, l.length, k, buf);
+      else if (w == panel_width)
+        detail::correlate_panel<panel_width>(src + base, dst + base, l.length, l.inner,
+                                             std::integral_constant<std::uint64_t, panel_width>{}, k, buf);
       else
         detail::correlate_panel<panel_width>(src + base, dst + base, l.length, l.inner, w, k, buf);
     }
