@@ -85,9 +85,13 @@ struct second_stencil {
 };
 
 /// Windowed RMS: sqrt of the box mean of x^2 (uniform passes along time,
-/// crossline, inline; size-1 axes skipped), NaN -> 0, written to y.
-template <class Ctx>
-void windowed_rms(Ctx& ctx, cube_view<const float> in, float* y, const std::array<std::uint64_t, 3>& k) {
+/// crossline, inline; size-1 axes skipped), NaN -> 0, then y = finish(rms, x)
+/// written to y. Squaring, the time pass and (when no other pass follows)
+/// finish run trace by trace while the trace is in cache: one sweep of the
+/// cube instead of three, with separable_filter's bits and scratch.
+template <class Ctx, class Finish>
+void windowed_rms(Ctx& ctx, cube_view<const float> in, float* y, const std::array<std::uint64_t, 3>& k,
+                  Finish&& finish) {
   using detail::kernel_recipe;
   detail::kernel_bank<Ctx> bank(
       ctx, {kernel_recipe::uniform(k[0]), kernel_recipe::uniform(k[1]), kernel_recipe::uniform(k[2])});
@@ -95,15 +99,38 @@ void windowed_rms(Ctx& ctx, cube_view<const float> in, float* y, const std::arra
   std::size_t n = 0;
   for (int a = 2; a >= 0; --a)
     if (k[std::size_t(a)] > 1) passes[n++] = {a, bank[std::size_t(a)]};
+  const auto s = in.shape();
+  detail::line_scratch<Ctx> scratch(ctx, 1, detail::panel_floats(s, std::span(passes.data(), n)));
+  if constexpr (!Ctx::computes) return;
+  const bool time_pass = k[2] > 1;
+  const bool strided = n > (time_pass ? 1u : 0u);
+  const auto finish_line = [&](const float* xl, float* yl, std::uint64_t nt) {
+    for (std::uint64_t t = 0; t < nt; ++t) yl[t] = finish(detail::nan_to_zero(std::sqrt(yl[t])), xl[t]);
+  };
+  const auto nt = s.samples;
   const float* x = in.data();
   ctx.parallel_for(
-      in.size(),
-      [&](std::uint64_t b, std::uint64_t e, std::size_t) {
-        for (auto i = b; i < e; ++i) y[i] = x[i] * x[i];
+      s.traces(),
+      [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
+        float* buf = scratch.row(slot, 0);
+        for (auto tr = b; tr < e; ++tr) {
+          const float* xl = x + tr * nt;
+          float* yl = y + tr * nt;
+          for (std::uint64_t t = 0; t < nt; ++t) yl[t] = xl[t] * xl[t];
+          if (time_pass) detail::correlate_line(yl, yl, nt, passes[0].kernel, buf);
+          if (!strided) finish_line(xl, yl, nt);
+        }
       },
-      1 << 14);
-  detail::separable_filter(ctx, y, y, in.shape(), std::span(passes.data(), n));
-  detail::transform_in_place(ctx, y, in.size(), [](float v) { return nan_to_zero(std::sqrt(v)); });
+      16);
+  if (!strided) return;
+  for (std::size_t i = time_pass ? 1 : 0; i < n; ++i)
+    detail::correlate_axis(ctx, y, y, s, passes[i].axis, passes[i].kernel, scratch);
+  ctx.parallel_for(
+      s.traces(),
+      [&](std::uint64_t b, std::uint64_t e, std::size_t) {
+        for (auto tr = b; tr < e; ++tr) finish_line(x + tr * nt, y + tr * nt, nt);
+      },
+      16);
 }
 
 /// The reference's histogram bin edges: numpy.linspace(min, max, 256) in
@@ -112,6 +139,24 @@ inline void histogram_edges(float lo, float hi, float* edges) {
   const double start = lo, step = (double(hi) - start) / 255.0;
   for (int k = 0; k < 255; ++k) edges[k] = static_cast<float>(k * step + start);
   edges[255] = hi;
+}
+
+/// 1 / the mean spacing of n + 1 nearly equally spaced nodes from lo to hi (0 when hi == lo).
+inline double inverse_step(double lo, double hi, std::size_t n) {
+  return hi > lo ? static_cast<double>(n) / (hi - lo) : 0.0;
+}
+
+/// The largest k < n with nodes[k] <= x, for non-decreasing, nearly equally
+/// spaced nodes with nodes[0] <= x: std::upper_bound's answer - 1, found from
+/// the guess (x - lo) * inv_step and a step or two to either side instead of
+/// eight halvings.
+template <class T, class V>
+std::size_t last_at_most(const T* nodes, std::size_t n, V x, double lo, double inv_step) {
+  const double guess = (static_cast<double>(x) - lo) * inv_step;
+  auto k = static_cast<std::size_t>(std::clamp(guess, 0.0, static_cast<double>(n - 1)));
+  while (k + 1 < n && nodes[k + 1] <= x) ++k;
+  while (k > 0 && nodes[k] > x) --k;
+  return k;
 }
 
 }  // namespace detail
@@ -154,6 +199,7 @@ struct histogram_equalization : detail::signal_op, detail::no_params {
       const auto lo = static_cast<float>(acc.values[0]), hi = static_cast<float>(acc.values[1]);
       if (!(lo <= hi)) return;  // no finite sample in the cube
       detail::histogram_edges(lo, hi, edges.data());
+      const double inv_step = detail::inverse_step(edges[0], edges[bins], bins);
       for (std::size_t s = 0; s < ctx.threads(); ++s) std::fill_n(counts.row(s, 0), bins, 0);
       const float* x = block.data();
       const float* e = edges.data();
@@ -163,8 +209,7 @@ struct histogram_equalization : detail::signal_op, detail::no_params {
             auto* c = counts.row(slot, 0);
             for (auto i = b; i < end; ++i) {
               if (!(x[i] >= e[0] && x[i] <= e[bins])) continue;  // NaN and samples outside the edges
-              const auto k = static_cast<std::size_t>(std::upper_bound(e, e + bins + 1, x[i]) - e) - 1;
-              ++c[std::min(k, bins - 1)];
+              ++c[std::min(detail::last_at_most(e, bins + 1, x[i], e[0], inv_step), bins - 1)];
             }
           },
           1 << 14);
@@ -193,12 +238,13 @@ struct histogram_equalization : detail::signal_op, detail::no_params {
       }
       for (std::size_t k = 0; k < bins; ++k) fp[k] /= cum;
       for (std::size_t k = 0; k + 1 < bins; ++k) slope[k] = (fp[k + 1] - fp[k]) / (xp[k + 1] - xp[k]);
+      const double inv_step = detail::inverse_step(xp[0], xp[bins - 1], bins - 1);
       const float* x = in.data();
       float* y = out[0].as<float>().data();
       ctx.parallel_for(
           in.size(),
           [&](std::uint64_t b, std::uint64_t e, std::size_t) {
-            for (auto i = b; i < e; ++i) y[i] = static_cast<float>(interp(x[i], xp, fp, slope));
+            for (auto i = b; i < e; ++i) y[i] = static_cast<float>(interp(x[i], xp, fp, slope, inv_step));
           },
           1 << 14);
     }
@@ -216,8 +262,12 @@ struct histogram_equalization : detail::signal_op, detail::no_params {
           block.size(),
           [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
             float lo = range.row(slot, 0)[0], hi = range.row(slot, 0)[1];
-            for (auto i = b; i < e; ++i)
-              if (std::isfinite(x[i])) lo = std::min(lo, x[i]), hi = std::max(hi, x[i]);
+            for (auto i = b; i < e; ++i) {
+              // branch-free, so the loop vectorises: NaN and +-inf leave lo and hi as they are
+              const bool finite = x[i] - x[i] == 0.0f;
+              lo = std::min(lo, finite ? x[i] : inf);
+              hi = std::max(hi, finite ? x[i] : -inf);
+            }
             range.row(slot, 0)[0] = lo, range.row(slot, 0)[1] = hi;
           },
           1 << 14);
@@ -230,12 +280,12 @@ struct histogram_equalization : detail::signal_op, detail::no_params {
   }
 
   // numpy.interp(x, xp, fp) with numpy's rules at the ends and at exact nodes.
-  static double interp(float value, const double* xp, const double* fp, const double* slope) {
+  static double interp(float value, const double* xp, const double* fp, const double* slope, double inv_step) {
     const double x = value;
     if (std::isnan(x)) return x;
     if (x < xp[0]) return fp[0];
     if (x > xp[bins - 1]) return fp[bins - 1];
-    const auto j = static_cast<std::size_t>(std::upper_bound(xp, xp + bins, x) - xp) - 1;
+    const auto j = detail::last_at_most(xp, bins, x, xp[0], inv_step);
     if (j == bins - 1 || xp[j] == x) return fp[j];
     double y = slope[j] * (x - xp[j]) + fp[j];
     if (std::isnan(y)) {
@@ -318,7 +368,7 @@ struct rms : detail::signal_op, detail::bound_params<rms, detail::kernel_params_
   dwsr::halo halo() const { return detail::window_halo(kernel); }
   template <ExecutionContext Ctx>
   void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
-    detail::windowed_rms(ctx, in, out[0].as<float>().data(), kernel);
+    detail::windowed_rms(ctx, in, out[0].as<float>().data(), kernel, [](float r, float) { return r; });
   }
 };
 
@@ -387,21 +437,13 @@ struct trace_agc : detail::signal_op, detail::kernel_params_of<1, 1, 9> {
 
   template <ExecutionContext Ctx>
   void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out, const reduction& r) const {
-    float* y = out[0].as<float>().data();
-    detail::windowed_rms(ctx, in, y, kernel);
-    if constexpr (Ctx::computes) {
+    if constexpr (Ctx::computes)
       if (r.values.size() != 1)
         throw invalid_input("trace_agc: run needs the reduction's largest RMS, got " + std::to_string(r.values.size()) +
                             " values");
-      const auto most = static_cast<float>(r.values[0]);
-      const float* x = in.data();
-      ctx.parallel_for(
-          in.size(),
-          [&](std::uint64_t b, std::uint64_t e, std::size_t) {
-            for (auto i = b; i < e; ++i) y[i] = detail::nan_to_zero(x[i] * (1.5f - y[i] / most));
-          },
-          1 << 14);
-    }
+    const auto most = Ctx::computes ? static_cast<float>(r.values[0]) : 1.0f;
+    detail::windowed_rms(ctx, in, out[0].as<float>().data(), kernel,
+                         [most](float rms, float x) { return detail::nan_to_zero(x * (1.5f - rms / most)); });
   }
 };
 
@@ -479,11 +521,24 @@ struct reflection_intensity : detail::signal_op,
   dwsr::halo halo() const { return {.radius = {0, 0, kernel[2] / 2}}; }
   template <ExecutionContext Ctx>
   void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
-    auto y = out[0].as<float>();
     detail::kernel_bank<Ctx> bank(ctx, {detail::kernel_recipe::trapezoid(kernel[2])});
-    const std::array<detail::filter_pass, 1> pass{{{2, bank[0]}}};
-    detail::separable_filter(ctx, in.data(), y.data(), in.shape(), pass);
-    detail::transform_in_place(ctx, y.data(), y.size(), detail::nan_to_zero);
+    const auto s = in.shape();
+    detail::line_scratch<Ctx> scratch(ctx, 1, detail::panel_floats(s, 2, kernel[2]));
+    if constexpr (!Ctx::computes) return;
+    const float* x = in.data();
+    float* y = out[0].as<float>().data();
+    const auto nt = s.samples;
+    // the time pass and NaN -> 0 trace by trace, while the trace is in cache
+    ctx.parallel_for(
+        s.traces(),
+        [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
+          for (auto tr = b; tr < e; ++tr) {
+            float* yl = y + tr * nt;
+            detail::correlate_line(x + tr * nt, yl, nt, bank[0], scratch.row(slot, 0));
+            for (std::uint64_t t = 0; t < nt; ++t) yl[t] = detail::nan_to_zero(yl[t]);
+          }
+        },
+        16);
   }
 };
 
