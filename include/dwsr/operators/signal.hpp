@@ -23,7 +23,6 @@
 #include "dwsr/operators/detail/kernel_param.hpp"
 #include "dwsr/operators/detail/separable.hpp"
 #include "dwsr/operators/detail/sigma_params.hpp"
-#include "dwsr/operators/detail/slice_stream.hpp"
 #include "dwsr/ops/operator.hpp"
 
 namespace dwsr::operators {
@@ -395,40 +394,34 @@ struct trace_agc : detail::signal_op, detail::kernel_params_of<1, 1, 9> {
   dwsr::halo halo() const { return {.radius = {0, 0, kernel[2] / 2}, .whole_traces = true}; }
   std::size_t reduction_passes() const { return 1; }
 
-  /// Folds the block's largest RMS into values[0]; streams the block's RMS one
-  /// inline slice at a time (one slice and T panels).
+  /// Folds the block's largest RMS into values[0], one inline slice at a time
+  /// (one slice and T panels, as a separable_stream of the squares): each trace
+  /// is squared, filtered along time and folded while it is in cache.
   template <ExecutionContext Ctx>
   void reduce(Ctx& ctx, cube_view<const float> block, std::size_t, reduction& acc) const {
     const auto s = block.shape();
-    const auto slice = s.crosslines * s.samples;
+    const shape3 one{1, s.crosslines, s.samples};
+    const auto slice = one.voxels();
     detail::kernel_bank<Ctx> bank(ctx, {detail::kernel_recipe::uniform(kernel[2])});
-    detail::separable_kernels k;
-    if (kernel[2] > 1) k.time = bank[0];
-    detail::separable_stream<Ctx> squares(ctx, s, k, [&](std::uint64_t il, float* dst) {
-      const float* x = block.data() + il * slice;
-      ctx.parallel_for(
-          slice,
-          [&](std::uint64_t b, std::uint64_t e, std::size_t) {
-            for (auto i = b; i < e; ++i) dst[i] = x[i] * x[i];
-          },
-          1 << 14);
-    });
+    const bool time_pass = kernel[2] > 1;
+    detail::line_scratch<Ctx> scratch(ctx, 1, time_pass ? detail::panel_floats(one, 2, kernel[2]) : 0);
     auto mean_squares = ctx.template allocate<float>(slice, buffer_role::workspace);
     detail::thread_rows<float, Ctx> largest(ctx, 1, 1);
     if constexpr (Ctx::computes) {
+      const auto nt = s.samples;
       for (std::size_t t = 0; t < ctx.threads(); ++t) largest.row(t, 0)[0] = 0;
-      for (std::uint64_t il = 0; il < s.inlines; ++il) {
-        squares.next(il, mean_squares.data());
-        const float* m = mean_squares.data();
-        ctx.parallel_for(
-            slice,
-            [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
-              float most = largest.row(slot, 0)[0];
-              for (auto i = b; i < e; ++i) most = std::max(most, detail::nan_to_zero(std::sqrt(m[i])));
-              largest.row(slot, 0)[0] = most;
-            },
-            1 << 14);
-      }
+      for (std::uint64_t il = 0; il < s.inlines; ++il)
+        ctx.parallel_for(s.crosslines, [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
+          float most = largest.row(slot, 0)[0];
+          for (auto xl = b; xl < e; ++xl) {
+            const float* x = block.data() + (il * s.crosslines + xl) * nt;
+            float* m = mean_squares.data() + xl * nt;
+            for (std::uint64_t t = 0; t < nt; ++t) m[t] = x[t] * x[t];
+            if (time_pass) detail::correlate_line(m, m, nt, bank[0], scratch.row(slot, 0));
+            for (std::uint64_t t = 0; t < nt; ++t) most = std::max(most, detail::nan_to_zero(std::sqrt(m[t])));
+          }
+          largest.row(slot, 0)[0] = most;
+        });
       if (acc.values.empty()) acc.values = {0.0};
       for (std::size_t t = 0; t < ctx.threads(); ++t)
         acc.values[0] = std::max(acc.values[0], double(largest.row(t, 0)[0]));
@@ -482,32 +475,66 @@ struct gradient_magnitude : detail::signal_op {
         ctx, 1, std::max(detail::panel_floats(one, 1, k[2].size), detail::panel_floats(one, 2, k[4].size)));
     if constexpr (!Ctx::computes) return;
     auto input_slice = [&](std::uint64_t i) { return in.data() + i * slice; };
+    const auto nx = s.crosslines, nt = s.samples;
+    const auto width = std::min(detail::panel_width, nt);
+    const auto panels = (nt + width - 1) / width;
     float* b = g1.data();
     float* c = g2.data();
+    // Per slice three parallel sweeps (each pass as in correlate_axis, same bits):
+    // inline passes by blocks, crossline passes by panels, time passes and the
+    // magnitude trace by trace while the trace is in cache.
     for (std::uint64_t il = 0; il < s.inlines; ++il) {
       float* a = out[0].as<float>().data() + il * slice;  // g0, then the magnitude
-      detail::correlate_inline_slice(ctx, input_slice, il, s.inlines, slice, k[1], a);
-      detail::correlate_inline_slice(ctx, input_slice, il, s.inlines, slice, k[0], c);
-      detail::correlate_axis(ctx, a, a, one, 1, k[2], scratch);
-      detail::correlate_axis(ctx, c, b, one, 1, k[3], scratch);
-      detail::correlate_axis(ctx, c, c, one, 1, k[2], scratch);
-      detail::correlate_axis(ctx, a, a, one, 2, k[4], scratch);
-      detail::correlate_axis(ctx, b, b, one, 2, k[4], scratch);
-      detail::correlate_axis(ctx, c, c, one, 2, k[5], scratch);
-      ctx.parallel_for(
-          slice,
-          [&](std::uint64_t lo, std::uint64_t hi, std::size_t) {
-            for (auto i = lo; i < hi; ++i) {
-              float sum = a[i] * a[i];
-              sum += b[i] * b[i];
-              sum += c[i] * c[i];
-              a[i] = detail::nan_to_zero(std::sqrt(sum));
-            }
-          },
-          1 << 14);
+      ctx.parallel_for((slice + detail::inline_block - 1) / detail::inline_block,
+                       [&](std::uint64_t lo, std::uint64_t hi, std::size_t) {
+                         for (auto blk = lo; blk < hi; ++blk) {
+                           const auto c0 = blk * detail::inline_block;
+                           const auto w = std::min(detail::inline_block, slice - c0);
+                           detail::correlate_inline_block(input_slice, il, s.inlines, c0, w, k[1], a);
+                           detail::correlate_inline_block(input_slice, il, s.inlines, c0, w, k[0], c);
+                         }
+                       });
+      ctx.parallel_for(panels, [&](std::uint64_t lo, std::uint64_t hi, std::size_t slot) {
+        float* buf = scratch.row(slot, 0);
+        for (auto p = lo; p < hi; ++p) {
+          const auto c0 = p * width;
+          const auto w = std::min(width, nt - c0);
+          crossline_pass(a + c0, a + c0, nx, nt, w, k[2], buf);
+          crossline_pass(c + c0, b + c0, nx, nt, w, k[3], buf);
+          crossline_pass(c + c0, c + c0, nx, nt, w, k[2], buf);
+        }
+      });
+      ctx.parallel_for(nx, [&](std::uint64_t lo, std::uint64_t hi, std::size_t slot) {
+        float* buf = scratch.row(slot, 0);
+        for (auto x = lo; x < hi; ++x) {
+          float *ta = a + x * nt, *tb = b + x * nt, *tc = c + x * nt;
+          detail::correlate_line(ta, ta, nt, k[4], buf);
+          detail::correlate_line(tb, tb, nt, k[4], buf);
+          detail::correlate_line(tc, tc, nt, k[5], buf);
+          for (std::uint64_t t = 0; t < nt; ++t) {
+            float sum = ta[t] * ta[t];
+            sum += tb[t] * tb[t];
+            sum += tc[t] * tc[t];
+            ta[t] = detail::nan_to_zero(std::sqrt(sum));
+          }
+        }
+      });
     }
   }
   std::array<double, 3> sigmas;
+
+ private:
+  // correlate_axis's work on one panel of w <= panel_width time columns of a slice.
+  static void crossline_pass(const float* src, float* dst, std::uint64_t nx, std::uint64_t nt, std::uint64_t w,
+                             detail::line_kernel k, float* buf) {
+    if (w == detail::panel_width)
+      detail::correlate_panel<detail::panel_width>(
+          src, dst, nx, nt, std::integral_constant<std::uint64_t, detail::panel_width>{}, k, buf);
+    else if (nt == 1)
+      detail::correlate_line(src, dst, nx, k, buf);
+    else
+      detail::correlate_panel<detail::panel_width>(src, dst, nx, nt, w, k, buf);
+  }
 };
 
 /// reflection_intensity: the trapezoid integral (numpy.trapz) of the

@@ -292,6 +292,25 @@ void correlate_axis(Ctx& ctx, const float* src, float* dst, shape3 s, int axis, 
   });
 }
 
+/// Floats of an inline slice that correlate_inline_block handles at once.
+inline constexpr std::uint64_t inline_block = 256;
+
+/// Floats [c0, c0 + w) (w <= inline_block) of one inline slice of a correlation
+/// along inline: dst[c] = sum_j w[j] * slice_at(reflect(il + j - before))[c]
+/// (see correlate_inline_slice).
+template <class SliceAt>
+void correlate_inline_block(SliceAt&& slice_at, std::uint64_t il, std::uint64_t inlines, std::uint64_t c0,
+                            std::uint64_t w, line_kernel k, float* dst) {
+  const auto first = static_cast<std::int64_t>(il) - static_cast<std::int64_t>(k.before());
+  double acc[inline_block] = {};
+  for (std::uint64_t j = 0; j < k.size; ++j) {
+    const double wj = k.weights[j];
+    const float* src = slice_at(reflect_index(first + static_cast<std::int64_t>(j), inlines)) + c0;
+    for (std::uint64_t c = 0; c < w; ++c) acc[c] += wj * src[c];
+  }
+  for (std::uint64_t c = 0; c < w; ++c) dst[c0 + c] = static_cast<float>(acc[c]);
+}
+
 /// One inline slice of a correlation along inline: dst = sum_j w[j] *
 /// slice_at(reflect(il + j - before)), where slice_at(i) returns source slice i
 /// (0 <= i < inlines) of `slice_floats` floats. Same bits as correlate_axis(axis 0).
@@ -299,21 +318,13 @@ template <class Ctx, class SliceAt>
 void correlate_inline_slice(Ctx& ctx, SliceAt&& slice_at, std::uint64_t il, std::uint64_t inlines,
                             std::uint64_t slice_floats, line_kernel k, float* dst) {
   if constexpr (!Ctx::computes) return;
-  constexpr std::uint64_t block = 256;
-  const auto first = static_cast<std::int64_t>(il) - static_cast<std::int64_t>(k.before());
-  ctx.parallel_for((slice_floats + block - 1) / block, [&](std::uint64_t b, std::uint64_t e, std::size_t) {
-    for (auto blk = b; blk < e; ++blk) {
-      const auto c0 = blk * block;
-      const auto w = std::min(block, slice_floats - c0);
-      double acc[block] = {};
-      for (std::uint64_t j = 0; j < k.size; ++j) {
-        const double wj = k.weights[j];
-        const float* src = slice_at(reflect_index(first + static_cast<std::int64_t>(j), inlines)) + c0;
-        for (std::uint64_t c = 0; c < w; ++c) acc[c] += wj * src[c];
-      }
-      for (std::uint64_t c = 0; c < w; ++c) dst[c0 + c] = static_cast<float>(acc[c]);
-    }
-  });
+  ctx.parallel_for(
+      (slice_floats + inline_block - 1) / inline_block, [&](std::uint64_t b, std::uint64_t e, std::size_t) {
+        for (auto blk = b; blk < e; ++blk) {
+          const auto c0 = blk * inline_block;
+          correlate_inline_block(slice_at, il, inlines, c0, std::min(inline_block, slice_floats - c0), k, dst);
+        }
+      });
 }
 
 /// One pass of a separable filter: correlate along `axis` with `kernel`.
