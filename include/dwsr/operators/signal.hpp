@@ -23,6 +23,7 @@
 #include "dwsr/operators/detail/kernel_param.hpp"
 #include "dwsr/operators/detail/separable.hpp"
 #include "dwsr/operators/detail/sigma_params.hpp"
+#include "dwsr/operators/detail/sqrt_lanes.hpp"
 #include "dwsr/ops/operator.hpp"
 
 namespace dwsr::operators {
@@ -104,7 +105,8 @@ void windowed_rms(Ctx& ctx, cube_view<const float> in, float* y, const std::arra
   const bool time_pass = k[2] > 1;
   const bool strided = n > (time_pass ? 1u : 0u);
   const auto finish_line = [&](const float* xl, float* yl, std::uint64_t nt) {
-    for (std::uint64_t t = 0; t < nt; ++t) yl[t] = finish(detail::nan_to_zero(std::sqrt(yl[t])), xl[t]);
+    detail::sqrt_nan_to_zero(yl, nt);
+    for (std::uint64_t t = 0; t < nt; ++t) yl[t] = finish(yl[t], xl[t]);
   };
   const auto nt = s.samples;
   const float* x = in.data();
@@ -412,15 +414,21 @@ struct trace_agc : detail::signal_op, detail::kernel_params_of<1, 1, 9> {
       for (std::size_t t = 0; t < ctx.threads(); ++t) largest.row(t, 0)[0] = 0;
       for (std::uint64_t il = 0; il < s.inlines; ++il)
         ctx.parallel_for(s.crosslines, [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
-          float most = largest.row(slot, 0)[0];
+          // the largest mean square (NaN skipped), rooted once: sqrt is monotone
+          constexpr std::uint64_t lanes = 8;
+          float most[lanes] = {};
           for (auto xl = b; xl < e; ++xl) {
             const float* x = block.data() + (il * s.crosslines + xl) * nt;
             float* m = mean_squares.data() + xl * nt;
             for (std::uint64_t t = 0; t < nt; ++t) m[t] = x[t] * x[t];
             if (time_pass) detail::correlate_line(m, m, nt, bank[0], scratch.row(slot, 0));
-            for (std::uint64_t t = 0; t < nt; ++t) most = std::max(most, detail::nan_to_zero(std::sqrt(m[t])));
+            std::uint64_t t = 0;
+            for (; t + lanes <= nt; t += lanes)
+              for (std::uint64_t u = 0; u < lanes; ++u) most[u] = m[t + u] > most[u] ? m[t + u] : most[u];
+            for (; t < nt; ++t) most[0] = m[t] > most[0] ? m[t] : most[0];
           }
-          largest.row(slot, 0)[0] = most;
+          float& row = largest.row(slot, 0)[0];
+          for (const float v : most) row = std::max(row, std::sqrt(v));
         });
       if (acc.values.empty()) acc.values = {0.0};
       for (std::size_t t = 0; t < ctx.threads(); ++t)
@@ -515,8 +523,9 @@ struct gradient_magnitude : detail::signal_op {
             float sum = ta[t] * ta[t];
             sum += tb[t] * tb[t];
             sum += tc[t] * tc[t];
-            ta[t] = detail::nan_to_zero(std::sqrt(sum));
+            ta[t] = sum;
           }
+          detail::sqrt_nan_to_zero(ta, nt);
         }
       });
     }
