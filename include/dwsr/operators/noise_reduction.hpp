@@ -64,7 +64,7 @@ struct box_filter : noise_reduction_op, bound_params<Derived, kernel_params> {
   void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
     auto y = out[0].as<float>();
     Filter::apply(ctx, in, y.data(), this->kernel);
-    transform_in_place(ctx, y.data(), y.size(), nan_to_zero);
+    transform_in_place(ctx, y.data(), y.size(), [](float v) { return nan_to_zero(v); });
   }
 };
 
@@ -107,7 +107,7 @@ struct gaussian : detail::noise_reduction_op {
     for (int a = 0; a < 3; ++a)
       if (filters(a)) passes[n++] = {a, bank[std::size_t(a)]};
     detail::separable_filter(ctx, in.data(), y.data(), in.shape(), std::span(passes.data(), n));
-    detail::transform_in_place(ctx, y.data(), y.size(), detail::nan_to_zero);
+    detail::transform_in_place(ctx, y.data(), y.size(), [](float v) { return detail::nan_to_zero(v); });
   }
   std::array<double, 3> sigmas;
   double truncate;

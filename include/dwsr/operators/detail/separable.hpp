@@ -360,7 +360,8 @@ void separable_filter(Ctx& ctx, const float* src, float* dst, shape3 s, std::spa
     correlate_axis(ctx, i == 0 ? src : dst, dst, s, passes[i].axis, passes[i].kernel, scratch);
 }
 
-/// Applies f(value) to every one of n floats in place, in parallel.
+/// Applies f(value) to every one of n floats in place, in parallel. Pass a
+/// lambda, not a function name: a function pointer is called, not inlined.
 template <class Ctx, class F>
 void transform_in_place(Ctx& ctx, float* data, std::uint64_t n, F&& f) {
   if constexpr (!Ctx::computes) return;
