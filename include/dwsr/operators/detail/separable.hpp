@@ -29,6 +29,13 @@
 ///     const filter_pass passes[] = {{0, k[0]}, {1, k[0]}, {2, k[0]}};
 ///     separable_filter(ctx, in.data(), out.data(), in.shape(), passes);
 ///
+/// Speed: each output costs `size` double multiply-adds (the portable build
+/// has SSE2 only: two lanes, no FMA) and a float-to-double conversion per tap.
+/// Time lines are correlated in blocks of line_block outputs and strided axes in
+/// panels of panel_width columns, so the column loops vectorise; a 9-tap pass
+/// runs at ~2 GB/s of floats per core (~4.5 G multiply-adds/s), compute bound
+/// (the cube's traffic is a few GB/s, well below memory bandwidth).
+///
 /// To filter something computed rather than the input, see separable_stream
 /// (slice_stream.hpp); for one output slice of an inline pass over the input,
 /// correlate_inline_slice.
