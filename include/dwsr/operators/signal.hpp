@@ -4,7 +4,7 @@
 /// phase_rotation lives in complex_trace.hpp.
 ///
 /// Memory: input + output + per-thread scratch (a panel of lines, a trace) and,
-/// for gradient_magnitude and trace_agc's reduction, one or two inline slices.
+/// for gradient_magnitude, two inline slices.
 /// Separable passes run from the input into the output and then in place
 /// (detail/separable.hpp). The reference needs 4x (derivatives), 5x
 /// (histogram_equalization), 11-12x (rms, trace_agc, reflection_intensity).
@@ -404,40 +404,41 @@ struct trace_agc : detail::signal_op, detail::kernel_params_of<1, 1, 9> {
   dwsr::halo halo() const { return {.radius = {0, 0, kernel[2] / 2}, .whole_traces = true}; }
   std::size_t reduction_passes() const { return 1; }
 
-  /// Folds the block's largest RMS into values[0], one inline slice at a time
-  /// (one slice and T panels, as a separable_stream of the squares): each trace
-  /// is squared, filtered along time and folded while it is in cache.
+  /// Folds the block's largest RMS into values[0]: each trace is squared into
+  /// its thread's panel, filtered along time in place there and folded, so
+  /// only T panels are extra and the block is one parallel sweep.
   template <ExecutionContext Ctx>
   void reduce(Ctx& ctx, cube_view<const float> block, std::size_t, reduction& acc) const {
     const auto s = block.shape();
-    const shape3 one{1, s.crosslines, s.samples};
-    const auto slice = one.voxels();
     detail::kernel_bank<Ctx> bank(ctx, {detail::kernel_recipe::uniform(kernel[2])});
-    const bool time_pass = kernel[2] > 1;
-    detail::line_scratch<Ctx> scratch(ctx, 1, time_pass ? detail::panel_floats(one, 2, kernel[2]) : 0);
-    auto mean_squares = ctx.template allocate<float>(slice, buffer_role::workspace);
+    const auto k = bank[0];
+    detail::line_scratch<Ctx> scratch(ctx, 1, detail::panel_floats(s, 2, kernel[2]));
     detail::thread_rows<float, Ctx> largest(ctx, 1, 1);
     if constexpr (Ctx::computes) {
       const auto nt = s.samples;
       for (std::size_t t = 0; t < ctx.threads(); ++t) largest.row(t, 0)[0] = 0;
-      for (std::uint64_t il = 0; il < s.inlines; ++il)
-        ctx.parallel_for(s.crosslines, [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
-          // the largest mean square (NaN skipped), rooted once: sqrt is monotone
-          constexpr std::uint64_t lanes = 8;
-          float most[lanes] = {};
-          for (auto xl = b; xl < e; ++xl) {
-            const float* x = block.data() + (il * s.crosslines + xl) * nt;
-            float* m = mean_squares.data() + xl * nt;
-            for (std::uint64_t t = 0; t < nt; ++t) m[t] = x[t] * x[t];
-            if (time_pass) detail::correlate_line(m, m, nt, bank[0], scratch.row(slot, 0));
-            std::uint64_t t = 0;
-            for (; t + lanes <= nt; t += lanes)
-              for (std::uint64_t u = 0; u < lanes; ++u) most[u] = m[t + u] > most[u] ? m[t + u] : most[u];
-            for (; t < nt; ++t) most[0] = m[t] > most[0] ? m[t] : most[0];
-          }
-          float& row = largest.row(slot, 0)[0];
-          for (const float v : most) row = std::max(row, std::sqrt(v));
-        });
+      ctx.parallel_for(
+          s.traces(),
+          [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
+            // the largest mean square (NaN skipped), rooted once: sqrt is monotone
+            constexpr std::uint64_t lanes = 8;
+            float most[lanes] = {};
+            float* buf = scratch.row(slot, 0);
+            float* m = buf + k.before();  // the squares, then their means
+            for (auto tr = b; tr < e; ++tr) {
+              const float* x = block.data() + tr * nt;
+              for (std::uint64_t t = 0; t < nt; ++t) m[t] = x[t] * x[t];
+              detail::reflect_ends(buf, nt, k);
+              detail::correlate_extended(buf, buf, nt, k);
+              std::uint64_t t = 0;
+              for (; t + lanes <= nt; t += lanes)
+                for (std::uint64_t u = 0; u < lanes; ++u) most[u] = buf[t + u] > most[u] ? buf[t + u] : most[u];
+              for (; t < nt; ++t) most[0] = buf[t] > most[0] ? buf[t] : most[0];
+            }
+            float& row = largest.row(slot, 0)[0];
+            for (const float v : most) row = std::max(row, std::sqrt(v));
+          },
+          16);
       if (acc.values.empty()) acc.values = {0.0};
       for (std::size_t t = 0; t < ctx.threads(); ++t)
         acc.values[0] = std::max(acc.values[0], double(largest.row(t, 0)[0]));

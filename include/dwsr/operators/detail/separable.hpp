@@ -217,22 +217,34 @@ using line_scratch = thread_rows<float, Ctx>;
 // the block, taps in ascending order per sample).
 inline constexpr std::uint64_t line_block = 16;
 
-// Correlates one contiguous line (inner == 1): copies it with its reflected
-// extensions into buf (only the ends need reflect_index), then correlates
-// blocks of line_block outputs at a time.
-inline void correlate_line(const float* src, float* dst, std::uint64_t length, line_kernel k, float* buf) {
+/// Fills the reflected extensions of a line already in buf[before, before +
+/// length): buf[r] = buf[before + reflect(r - before)] for the ends.
+inline void reflect_ends(float* buf, std::uint64_t length, line_kernel k) {
   const auto before = k.before(), after = k.after();
+  const float* line = buf + before;
   for (std::uint64_t r = 0; r < before; ++r)
-    buf[r] = src[reflect_index(static_cast<std::int64_t>(r) - static_cast<std::int64_t>(before), length)];
-  std::copy(src, src + length, buf + before);
+    buf[r] = line[reflect_index(static_cast<std::int64_t>(r) - static_cast<std::int64_t>(before), length)];
   for (std::uint64_t r = 0; r < after; ++r)
-    buf[before + length + r] = src[reflect_index(static_cast<std::int64_t>(length + r), length)];
+    buf[before + length + r] = line[reflect_index(static_cast<std::int64_t>(length + r), length)];
+}
+
+/// Copies a line of `length` samples into buf with k's reflected extensions:
+/// buf[r] = src[reflect(r - before)], length + size - 1 floats.
+inline void extend_line(const float* src, std::uint64_t length, line_kernel k, float* buf) {
+  std::copy(src, src + length, buf + k.before());
+  reflect_ends(buf, length, k);
+}
+
+/// Correlates an extended line (extend_line) into dst, line_block outputs at a
+/// time. dst may be buf itself: output i reads buf[i ..] only, after the block
+/// before it is written.
+inline void correlate_extended(const float* buf, float* dst, std::uint64_t length, line_kernel k) {
   std::uint64_t i = 0;
   for (; i + line_block <= length; i += line_block) {
     double acc[line_block] = {};
     for (std::uint64_t j = 0; j < k.size; ++j) {
       const double wj = k.weights[j];
-      float x[line_block];
+      float x[line_block];  // a copy, so the compiler does not shuffle loads across taps
       std::memcpy(x, buf + i + j, sizeof x);
       for (std::uint64_t c = 0; c < line_block; ++c) acc[c] += wj * x[c];
     }
@@ -243,6 +255,13 @@ inline void correlate_line(const float* src, float* dst, std::uint64_t length, l
     for (std::uint64_t j = 0; j < k.size; ++j) acc += k.weights[j] * buf[i + j];
     dst[i] = static_cast<float>(acc);
   }
+}
+
+/// Correlates one contiguous line (inner == 1) through buf (length + size - 1
+/// floats); dst may be src.
+inline void correlate_line(const float* src, float* dst, std::uint64_t length, line_kernel k, float* buf) {
+  extend_line(src, length, k, buf);
+  correlate_extended(buf, dst, length, k);
 }
 
 // Correlates W interleaved lines starting at src/dst (lines `inner` apart):
