@@ -44,8 +44,8 @@ std::uint64_t scratch_bytes(const std::string& name, shape3 s, std::size_t t) {
   if (name == "time_gain") return s.samples * 4;
   if (name == "rescale_amplitude_range") return 0;
   if (name == "rms" || name == "rms2") return 11 * 8 + panels(s, 2, 9, t);
-  if (name == "trace_agc")  // the reduction: kernel, stream panels, one slice, per-thread maxima
-    return 9 * 8 + panels(one, 2, 9, t) + slice + t * 64;
+  if (name == "trace_agc")  // the reduction: kernel, per-thread trace panels and maxima
+    return 9 * 8 + panels(one, 2, 9, t) + t * 64;
   if (name == "gradient_magnitude") return 6 * 9 * 8 + 2 * slice + std::max(panels(one, 1, 9, t), panels(one, 2, 9, t));
   if (name == "reflection_intensity") return 9 * 8 + panels(s, 2, 9, t);
   FAIL("no memory model for " << name);

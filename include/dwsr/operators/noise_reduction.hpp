@@ -64,7 +64,7 @@ struct box_filter : noise_reduction_op, bound_params<Derived, kernel_params> {
   void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
     auto y = out[0].as<float>();
     Filter::apply(ctx, in, y.data(), this->kernel);
-    transform_in_place(ctx, y.data(), y.size(), nan_to_zero);
+    transform_in_place(ctx, y.data(), y.size(), [](float v) { return nan_to_zero(v); });
   }
 };
 
@@ -73,6 +73,8 @@ struct box_filter : noise_reduction_op, bound_params<Derived, kernel_params> {
 /// gaussian: scipy.ndimage.gaussian_filter(x, sigmas, truncate=truncate), NaN -> 0.
 /// Passes along inline, crossline and time in that order (as scipy), each of
 /// radius int(truncate sigma + 0.5); an axis with sigma 0 is not filtered.
+/// Speed (sigma 1: 9 taps): three passes, ~0.55 GB/s per core, the pass rate
+/// (~2 GB/s of double multiply-adds, detail/separable.hpp) over three.
 struct gaussian : detail::noise_reduction_op {
   static constexpr std::string_view name = "gaussian";
   static constexpr std::string_view summary = "3-D gaussian smoothing (scipy gaussian_filter, reflect)";
@@ -107,7 +109,7 @@ struct gaussian : detail::noise_reduction_op {
     for (int a = 0; a < 3; ++a)
       if (filters(a)) passes[n++] = {a, bank[std::size_t(a)]};
     detail::separable_filter(ctx, in.data(), y.data(), in.shape(), std::span(passes.data(), n));
-    detail::transform_in_place(ctx, y.data(), y.size(), detail::nan_to_zero);
+    detail::transform_in_place(ctx, y.data(), y.size(), [](float v) { return detail::nan_to_zero(v); });
   }
   std::array<double, 3> sigmas;
   double truncate;
@@ -115,12 +117,15 @@ struct gaussian : detail::noise_reduction_op {
 
 /// median: scipy.ndimage.median_filter(x, size=kernel), NaN -> 0. Exact
 /// selection, so finite results equal scipy's bit for bit (even sizes: the
-/// upper median, rank size // 2, as scipy).
+/// upper median, rank size // 2, as scipy). Speed (3 x 3 x 3): ~0.16 GB/s per
+/// core, ~150 min/max operations a sample in SSE2 lanes (detail/rank_filter.hpp);
+/// other windows sort columns and merge, ~0.015 GB/s.
 DWSR_DECLARE_OPERATOR(median, "3-D median filter of a box window (scipy median_filter, reflect)",
                       detail::box_filter<median, detail::window_median>)
 
 /// convolution: scipy.ndimage.uniform_filter(x, size=kernel) (the mean over a
 /// box window), NaN -> 0. Passes along inline, crossline, time; size-1 axes skipped.
+/// Speed (3 x 3 x 3): three 3-tap passes, ~0.9 GB/s per core (detail/separable.hpp).
 DWSR_DECLARE_OPERATOR(convolution, "3-D box mean filter (scipy uniform_filter, reflect)",
                       detail::box_filter<convolution, detail::window_mean>)
 

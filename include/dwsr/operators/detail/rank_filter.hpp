@@ -8,11 +8,18 @@
 /// Selection is exact, so results equal scipy's bit for bit on finite data;
 /// NaN sorts after every number. Memory: per thread, a trace's sorted columns
 /// (or one window, for long time windows) and the kernel[0] x kernel[1]
-/// neighbour-trace pointers (rank_scratch).
+/// neighbour-trace pointers (rank_scratch). The 3 x 3 x 3 median of NaN-free
+/// traces (the default median) takes median27's branch-free network instead
+/// (about 10x faster); there a tie between -0 and +0 may return either sign.
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <limits>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "dwsr/operators/detail/separable.hpp"
 
@@ -49,6 +56,103 @@ class rank_scratch {
   thread_rows<const float*, Ctx> traces_;
 };
 
+/// Median of a 3 x 3 x 3 window over NaN-free traces: each time sample's column
+/// of 9 neighbour samples is sorted by a 25-comparator network (vectorised over
+/// time) into sorted[m * nt + t], then rank 13 of the three sorted columns
+/// A, B, C around t is min over i + j + l = 14 of max(A[i-1], B[j-1], C[l-1])
+/// (a column contributes nothing when its count is 0): 75 max-max-min terms per
+/// sample, branch-free and vectorised over time. Exact: values are only
+/// compared, never combined. About 10x faster than sorting each column.
+#if defined(__SSE2__)
+struct median27 {
+  static constexpr std::uint64_t column = 9;
+  static constexpr std::uint64_t rank = 13;
+
+  // Sorts the columns of traces[0..8] (nt samples each) into `sorted`, four
+  // time samples per step (Floyd's 25-comparator network: rows of 3, columns
+  // of 3, then the diagonals).
+  static void sort_columns(const float* const* traces, std::uint64_t nt, float* sorted) {
+    std::uint64_t t = 0;
+    for (; t + 4 <= nt; t += 4) {
+      __m128 v[column];
+      for (std::uint64_t m = 0; m < column; ++m) v[m] = _mm_loadu_ps(traces[m] + t);
+      network(v, [](__m128& a, __m128& b) {
+        const __m128 lo = _mm_min_ps(a, b);
+        b = _mm_max_ps(a, b), a = lo;
+      });
+      for (std::uint64_t m = 0; m < column; ++m) _mm_storeu_ps(sorted + m * nt + t, v[m]);
+    }
+    for (; t < nt; ++t) {
+      float v[column];
+      for (std::uint64_t m = 0; m < column; ++m) v[m] = traces[m][t];
+      network(v, [](float& a, float& b) {
+        const float lo = std::min(a, b);
+        b = std::max(a, b), a = lo;
+      });
+      for (std::uint64_t m = 0; m < column; ++m) sorted[m * nt + t] = v[m];
+    }
+  }
+
+  template <class T, class Sort2>
+  static void network(T* v, Sort2&& s) {
+    s(v[0], v[1]), s(v[3], v[4]), s(v[6], v[7]), s(v[1], v[2]), s(v[4], v[5]), s(v[7], v[8]), s(v[0], v[1]);
+    s(v[3], v[4]), s(v[6], v[7]), s(v[0], v[3]), s(v[3], v[6]), s(v[0], v[3]), s(v[1], v[4]), s(v[4], v[7]);
+    s(v[1], v[4]), s(v[2], v[5]), s(v[5], v[8]), s(v[2], v[5]), s(v[1], v[3]), s(v[5], v[7]), s(v[2], v[6]);
+    s(v[4], v[6]), s(v[2], v[4]), s(v[2], v[3]), s(v[5], v[6]);
+  }
+
+  // out[t] for t in [first, last): columns a = t + da, b = t, c = t + dc
+  // (da, dc in {-1, 0, 1}: the reflected neighbours at the trace ends).
+  static void select(const float* sorted, std::uint64_t nt, std::uint64_t first, std::uint64_t last, std::int64_t da,
+                     std::int64_t dc, float* out) {
+    constexpr std::uint64_t block = 32;
+    constexpr float inf = std::numeric_limits<float>::infinity();
+    float none[block];  // a column taking no sample: max with -inf
+    std::fill_n(none, block, -inf);
+    for (std::uint64_t t0 = first; t0 < last; t0 += block) {
+      const auto n = std::min(block, last - t0);
+      float best[block];
+      std::fill_n(best, block, inf);
+      for (std::uint64_t i = 0; i <= column; ++i)
+        for (std::uint64_t j = 0; j <= column && i + j <= rank + 1; ++j) {
+          const auto l = rank + 1 - i - j;
+          if (l > column) continue;
+          const float* a = i ? sorted + (i - 1) * nt + std::int64_t(t0) + da : none;
+          const float* b = j ? sorted + (j - 1) * nt + t0 : none;
+          const float* c = l ? sorted + (l - 1) * nt + std::int64_t(t0) + dc : none;
+          std::uint64_t u = 0;
+          for (; u + 4 <= n; u += 4) {
+            const __m128 m = _mm_max_ps(_mm_max_ps(_mm_loadu_ps(a + u), _mm_loadu_ps(b + u)), _mm_loadu_ps(c + u));
+            _mm_storeu_ps(best + u, _mm_min_ps(_mm_loadu_ps(best + u), m));
+          }
+          for (; u < n; ++u) best[u] = std::min(best[u], std::max(std::max(a[u], b[u]), c[u]));
+        }
+      std::copy(best, best + n, out + t0);
+    }
+  }
+
+  // Median of every sample of the trace whose 9 neighbour traces are `traces`.
+  static void trace(const float* const* traces, std::uint64_t nt, float* sorted, float* out) {
+    sort_columns(traces, nt, sorted);
+    if (nt == 1) return select(sorted, 1, 0, 1, 0, 0, out);
+    select(sorted, nt, 0, 1, 0, 1, out);  // reflect(-1) = 0
+    select(sorted, nt, 1, nt - 1, -1, 1, out);
+    select(sorted, nt, nt - 1, nt, -1, 0, out);  // reflect(nt) = nt - 1
+  }
+};
+
+#endif
+
+/// Whether any of the q traces of nt samples holds a NaN.
+inline bool any_nan(const float* const* traces, std::uint64_t q, std::uint64_t nt) {
+  for (std::uint64_t k = 0; k < q; ++k) {
+    bool nan = false;
+    for (std::uint64_t t = 0; t < nt; ++t) nan |= traces[k][t] != traces[k][t];
+    if (nan) return true;
+  }
+  return false;
+}
+
 /// Rank filter of trace (il, x) of a cube of shape s: slice_at(i) returns inline
 /// slice i; writes `s.samples` values to out. `traces` and `samples` are
 /// scratch (rank_scratch). Short time windows sort each time sample's
@@ -64,6 +168,10 @@ void rank_filter_trace(SliceAt&& slice_at, shape3 s, std::uint64_t il, std::uint
     for (std::uint64_t b = 0; b < w[1]; ++b)
       traces[q++] = slice + reflect_index(std::int64_t(x + b) - std::int64_t(w[1] / 2), s.crosslines) * nt;
   }
+#if defined(__SSE2__)
+  if (w == window3{3, 3, 3} && rank == median27::rank && !any_nan(traces, q, nt))
+    return median27::trace(traces, nt, samples, out);
+#endif
   const auto before = static_cast<std::int64_t>(w[2] / 2);
   if (w[2] <= max_merged_columns) {
     for (std::uint64_t t = 0; t < nt; ++t) {
