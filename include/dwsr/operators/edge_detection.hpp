@@ -341,7 +341,7 @@ struct volume_curvature : detail::edge_op<volume_curvature, detail::dip_params> 
       ring.produce_to(std::min(i + w[0].after, shape.inlines - 1), produce);
       ctx.parallel_for(shape.crosslines, [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
         for (auto j = b; j < e; ++j) {
-          d::uniform_rows<6>(ring, shape, w, i, j, value, scratch, slot,
+          d::uniform_rows<6>(ring, shape, w, i, j, j > b, value, scratch, slot,
                              [&](std::size_t c) { return rows.row(slot, 6 + c); });
           const float* f[6];
           for (std::size_t c = 0; c < 6; ++c) f[c] = rows.row(slot, 6 + c);
