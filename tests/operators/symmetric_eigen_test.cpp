@@ -132,3 +132,36 @@ TEST_CASE("repeated eigenvalues: exact values, and a unit principal vector in th
     }
   }
 }
+
+TEST_CASE("batched eigen rows are bitwise the per-voxel solvers, diagonal and tied tensors included") {
+  const std::size_t n = 150;
+  const auto x = test::noise({n, 1, 6}, 11);
+  std::array<std::vector<float>, 6> rows;
+  for (auto& r : rows) r.resize(n);
+  for (std::size_t t = 0; t < n; ++t) {
+    components c;
+    for (std::size_t k = 0; k < 6; ++k) c[k] = x[6 * t + k];
+    if (t % 7 == 0) c[3] = c[4] = c[5] = 0;                        // diagonal
+    if (t % 11 == 0) c = rotated({2, 2, 1}, c[0], c[1], c[2], 1);  // tied top pair
+    if (t % 13 == 0) c = {0, 0, 0, 0, 0, 0};
+    for (std::size_t k = 0; k < 6; ++k) rows[k][t] = c[k];
+  }
+  const float* c[6];
+  for (std::size_t k = 0; k < 6; ++k) c[k] = rows[k].data();
+  dwsr::operators::detail::eigen_rows system, values;
+  using dwsr::operators::detail::eigen_batch;
+  for (std::uint64_t t0 = 0; t0 < n; t0 += eigen_batch) {
+    const auto count = std::min<std::uint64_t>(eigen_batch, n - t0);
+    dwsr::operators::detail::eigen_rows_of<true>(c, t0, count, system);
+    dwsr::operators::detail::eigen_rows_of<false>(c, t0, count, values);
+    for (std::size_t k = 0; k < count; ++k) {
+      const float v[6] = {c[0][t0 + k], c[1][t0 + k], c[2][t0 + k], c[3][t0 + k], c[4][t0 + k], c[5][t0 + k]};
+      const auto e = tensor_eigensystem(v);
+      INFO("voxel " << t0 + k);
+      CHECK(system.at(k).values == e.values);
+      CHECK(system.at(k).principal == e.principal);
+      const std::array<double, 3> only{values.values[0][k], values.values[1][k], values.values[2][k]};
+      CHECK(only == tensor_eigenvalues(v));
+    }
+  }
+}

@@ -85,10 +85,13 @@ void per_voxel_eigenvalues(Ctx& ctx, cube_view<const float> in, const std::array
   detail::for_each_tensor_row(
       ctx, in, kernel, [&](std::uint64_t i, std::uint64_t j, const float* const* c, std::size_t) {
         float* y = out.trace(i, j).data();
-        for (std::uint64_t t = 0; t < nt; ++t) {
-          const float comps[6] = {c[0][t], c[1][t], c[2][t], c[3][t], c[4][t], c[5][t]};
-          const auto e = detail::tensor_eigenvalues(comps);
-          y[t] = f(static_cast<float>(e[2]), static_cast<float>(e[1]), static_cast<float>(e[0]));
+        detail::eigen_rows e;
+        for (std::uint64_t t0 = 0; t0 < nt; t0 += detail::eigen_batch) {
+          const auto n = std::min<std::uint64_t>(detail::eigen_batch, nt - t0);
+          detail::eigen_rows_of<false>(c, t0, n, e);
+          for (std::size_t k = 0; k < n; ++k)
+            y[t0 + k] = f(static_cast<float>(e.values[2][k]), static_cast<float>(e.values[1][k]),
+                          static_cast<float>(e.values[0][k]));
         }
       });
 }

@@ -13,6 +13,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <numbers>
 #include <utility>
 
@@ -192,6 +193,113 @@ inline std::array<double, 3> tensor_eigenvalues(const float* c) {
   }
   const auto cubic = solve_cubic(d, a01, a02, a12);
   return {cubic.q + cubic.p * cubic.beta[2], cubic.q + cubic.p * cubic.beta[1], cubic.q + cubic.p * cubic.beta[0]};
+}
+
+/// Voxels per call of eigen_rows (its arrays live on the stack).
+inline constexpr std::size_t eigen_batch = 64;
+
+/// Eigenvalues (ascending) and, when Vectors, principal vectors of a batch of
+/// voxels in structure-of-arrays form.
+struct eigen_rows {
+  double values[3][eigen_batch];
+  double principal[3][eigen_batch];
+  /// Voxel k as tensor_eigensystem returns it.
+  tensor_eigen at(std::size_t k) const {
+    return {{values[0][k], values[1][k], values[2][k]}, {principal[0][k], principal[1][k], principal[2][k]}};
+  }
+};
+
+/// tensor_eigensystem (Vectors) or tensor_eigenvalues (values only) of the
+/// voxels [t0, t0 + n) of the component rows c[0..5], n <= eigen_batch,
+/// bitwise the per-voxel functions. The closed form runs in stages, each a
+/// loop over the batch without branches or dependences between voxels, so
+/// that its divisions and square roots pipeline (and the compiler vectorises
+/// the loops without square roots) instead of waiting on one voxel's chain;
+/// diagonal, non-finite and (Vectors) near-tied tensors are then redone one
+/// by one.
+template <bool Vectors>
+void eigen_rows_of(const float* const* c, std::uint64_t t0, std::size_t n, eigen_rows& out) {
+  double q[eigen_batch], p[eigen_batch], r[eigen_batch], beta[eigen_batch], root[eigen_batch];
+  // Shift and scale (solve_cubic): q, p^2 and det(A - q I).
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::uint64_t t = t0 + k;
+    const double d0 = c[0][t], d1 = c[1][t], d2 = c[2][t], a01 = c[3][t], a02 = c[4][t], a12 = c[5][t];
+    const double off = a01 * a01 + a02 * a02 + a12 * a12;
+    q[k] = (d0 + d1 + d2) / 3;
+    const double b00 = d0 - q[k], b11 = d1 - q[k], b22 = d2 - q[k];
+    p[k] = (b00 * b00 + b11 * b11 + b22 * b22 + 2 * off) / 6;
+    r[k] = b00 * (b11 * b22 - a12 * a12) - a01 * (a01 * b22 - a12 * a02) + a02 * (a01 * a12 - b11 * a02);
+  }
+  for (std::size_t k = 0; k < n; ++k) p[k] = std::sqrt(p[k]);
+  for (std::size_t k = 0; k < n; ++k) {
+    const double x = r[k] / (2 * p[k] * p[k] * p[k]);
+    r[k] = std::min(1.0, std::max(-1.0, x));  // std::clamp, NaN aside (redone below)
+    beta[k] = 0.5 * (1 + r[k]);
+  }
+  for (std::size_t k = 0; k < n; ++k) beta[k] = std::sqrt(beta[k]);
+  for (std::size_t k = 0; k < n; ++k) {
+    const double start = 1 + (2 / std::numbers::sqrt3) * beta[k];
+    double b = start < 2.0 ? start : 2.0;
+    for (int it = 0; it < 4; ++it) {
+      const double f = (b * b - 3) * b - 2 * r[k];
+      const double df = 3 * (b * b - 1);
+      const double denominator = 2 * df * df - 6 * b * f;
+      const double step = 2 * f * df / denominator;
+      b = denominator > 0 ? b - step : b;
+    }
+    beta[k] = b;
+    const double disc = 12 - 3 * b * b;
+    root[k] = disc > 0.0 ? disc : 0.0;
+  }
+  for (std::size_t k = 0; k < n; ++k) root[k] = std::sqrt(root[k]);
+  for (std::size_t k = 0; k < n; ++k) {
+    out.values[0][k] = q[k] + p[k] * (-0.5 * (root[k] + beta[k]));
+    out.values[1][k] = q[k] + p[k] * (0.5 * (root[k] - beta[k]));
+    out.values[2][k] = q[k] + p[k] * beta[k];
+  }
+  bool redo[eigen_batch];
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::uint64_t t = t0 + k;
+    const bool diagonal = c[3][t] == 0 && c[4][t] == 0 && c[5][t] == 0;
+    const bool tied = !(beta[k] - 0.5 * (root[k] - beta[k]) >= principal_gap);
+    redo[k] = diagonal || !(p[k] <= std::numeric_limits<double>::max()) || (Vectors && tied);
+  }
+  if constexpr (Vectors) {
+    // The largest cross product of rows of B - beta_1 I, as tensor_eigensystem.
+    double* norm = root;
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::uint64_t t = t0 + k;
+      const double inv = 1 / p[k], b = beta[k];
+      const double m00 = (c[0][t] - q[k]) * inv - b, m11 = (c[1][t] - q[k]) * inv - b, m22 = (c[2][t] - q[k]) * inv - b;
+      const double m01 = c[3][t] * inv, m02 = c[4][t] * inv, m12 = c[5][t] * inv;
+      const double x0[3] = {m01 * m12 - m02 * m11, m02 * m01 - m00 * m12, m00 * m11 - m01 * m01};
+      const double x1[3] = {m01 * m22 - m02 * m12, m02 * m02 - m00 * m22, m00 * m12 - m01 * m02};
+      const double x2[3] = {m11 * m22 - m12 * m12, m12 * m02 - m01 * m22, m01 * m12 - m11 * m02};
+      const double n0 = x0[0] * x0[0] + x0[1] * x0[1] + x0[2] * x0[2];
+      const double n1 = x1[0] * x1[0] + x1[1] * x1[1] + x1[2] * x1[2];
+      const double n2 = x2[0] * x2[0] + x2[1] * x2[1] + x2[2] * x2[2];
+      const bool first = n0 >= n1 && n0 >= n2, second = !first && n1 >= n2;
+      norm[k] = first ? n0 : second ? n1 : n2;
+      for (int a = 0; a < 3; ++a) out.principal[a][k] = first ? x0[a] : second ? x1[a] : x2[a];
+    }
+    for (std::size_t k = 0; k < n; ++k) norm[k] = std::sqrt(norm[k]);
+    for (std::size_t k = 0; k < n; ++k) {
+      const double scale = 1 / norm[k];
+      for (int a = 0; a < 3; ++a) out.principal[a][k] *= scale;
+    }
+  }
+  for (std::size_t k = 0; k < n; ++k) {
+    if (!redo[k]) continue;
+    const std::uint64_t t = t0 + k;
+    const float v[6] = {c[0][t], c[1][t], c[2][t], c[3][t], c[4][t], c[5][t]};
+    if constexpr (Vectors) {
+      const auto e = tensor_eigensystem(v);
+      for (int a = 0; a < 3; ++a) out.values[a][k] = e.values[a], out.principal[a][k] = e.principal[a];
+    } else {
+      const auto e = tensor_eigenvalues(v);
+      for (int a = 0; a < 3; ++a) out.values[a][k] = e[a];
+    }
+  }
 }
 
 }  // namespace dwsr::operators::detail
