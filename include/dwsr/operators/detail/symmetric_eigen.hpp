@@ -17,7 +17,22 @@
 #include <numbers>
 #include <utility>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace dwsr::operators::detail {
+
+/// x[k] = sqrt(x[k]) for k < n, correctly rounded like std::sqrt (NaN for a
+/// negative x). std::sqrt may set errno, which keeps the compiler from
+/// vectorising it; SSE2's sqrtpd (baseline x86-64) takes two at a time.
+inline void sqrt_each(double* x, std::size_t n) {
+  std::size_t k = 0;
+#if defined(__SSE2__)
+  for (; k + 2 <= n; k += 2) _mm_storeu_pd(x + k, _mm_sqrt_pd(_mm_loadu_pd(x + k)));
+#endif
+  for (; k < n; ++k) x[k] = std::sqrt(x[k]);
+}
 
 /// Eigenvalues (ascending) and the unit eigenvector of the largest one.
 struct tensor_eigen {
@@ -213,8 +228,8 @@ struct eigen_rows {
 /// voxels [t0, t0 + n) of the component rows c[0..5], n <= eigen_batch,
 /// bitwise the per-voxel functions. The closed form runs in stages, each a
 /// loop over the batch without branches or dependences between voxels, so
-/// that its divisions and square roots pipeline (and the compiler vectorises
-/// the loops without square roots) instead of waiting on one voxel's chain;
+/// that its divisions and square roots pipeline and vectorise (square roots
+/// by sqrt_each) instead of waiting on one voxel's chain;
 /// diagonal, non-finite and (Vectors) near-tied tensors are then redone one
 /// by one.
 template <bool Vectors>
@@ -230,13 +245,13 @@ void eigen_rows_of(const float* const* c, std::uint64_t t0, std::size_t n, eigen
     p[k] = (b00 * b00 + b11 * b11 + b22 * b22 + 2 * off) / 6;
     r[k] = b00 * (b11 * b22 - a12 * a12) - a01 * (a01 * b22 - a12 * a02) + a02 * (a01 * a12 - b11 * a02);
   }
-  for (std::size_t k = 0; k < n; ++k) p[k] = std::sqrt(p[k]);
+  sqrt_each(p, n);
   for (std::size_t k = 0; k < n; ++k) {
     const double x = r[k] / (2 * p[k] * p[k] * p[k]);
     r[k] = std::min(1.0, std::max(-1.0, x));  // std::clamp, NaN aside (redone below)
     beta[k] = 0.5 * (1 + r[k]);
   }
-  for (std::size_t k = 0; k < n; ++k) beta[k] = std::sqrt(beta[k]);
+  sqrt_each(beta, n);
   for (std::size_t k = 0; k < n; ++k) {
     const double start = 1 + (2 / std::numbers::sqrt3) * beta[k];
     double b = start < 2.0 ? start : 2.0;
@@ -251,7 +266,7 @@ void eigen_rows_of(const float* const* c, std::uint64_t t0, std::size_t n, eigen
     const double disc = 12 - 3 * b * b;
     root[k] = disc > 0.0 ? disc : 0.0;
   }
-  for (std::size_t k = 0; k < n; ++k) root[k] = std::sqrt(root[k]);
+  sqrt_each(root, n);
   for (std::size_t k = 0; k < n; ++k) {
     out.values[0][k] = q[k] + p[k] * (-0.5 * (root[k] + beta[k]));
     out.values[1][k] = q[k] + p[k] * (0.5 * (root[k] - beta[k]));
@@ -282,7 +297,7 @@ void eigen_rows_of(const float* const* c, std::uint64_t t0, std::size_t n, eigen
       norm[k] = first ? n0 : second ? n1 : n2;
       for (int a = 0; a < 3; ++a) out.principal[a][k] = first ? x0[a] : second ? x1[a] : x2[a];
     }
-    for (std::size_t k = 0; k < n; ++k) norm[k] = std::sqrt(norm[k]);
+    sqrt_each(norm, n);
     for (std::size_t k = 0; k < n; ++k) {
       const double scale = 1 / norm[k];
       for (int a = 0; a < 3; ++a) out.principal[a][k] *= scale;
