@@ -386,23 +386,26 @@ struct volume_curvature : detail::edge_op<volume_curvature, detail::dip_params> 
     const auto value = [slice](std::size_t c, const float* g, std::uint64_t t) { return g[c * slice + t]; };
     for (std::uint64_t i = 0; i < shape.inlines; ++i) {
       ring.produce_to(std::min(i + w[0].after, shape.inlines - 1), produce);
-      ctx.parallel_for(shape.crosslines, [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
-        for (auto j = b; j < e; ++j) {
-          d::uniform_rows<6>(ring, shape, w, i, j, j > b, value, scratch, slot,
-                             [&](std::size_t c) { return rows.row(slot, 6 + c); });
-          const float* f[6];
-          for (std::size_t c = 0; c < 6; ++c) f[c] = rows.row(slot, 6 + c);
-          const float* il = il_dips.trace(i, j).data();
-          const float* xl = xl_dips.trace(i, j).data();
-          float* y[4];
-          for (std::size_t k = 0; k < 4; ++k) y[k] = field(k).trace(i, j).data();
-          for (std::uint64_t t = 0; t < nt; ++t) {
-            const auto c = detail::curvature::at(to_dip(il[t]), to_dip(xl[t]), f[0][t], f[1][t], f[2][t], f[3][t],
-                                                 f[4][t], f[5][t]);
-            y[0][t] = c.H, y[1][t] = c.K, y[2][t] = c.Kmax, y[3][t] = c.Kmin;
-          }
-        }
-      });
+      ctx.parallel_for(
+          shape.crosslines,
+          [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
+            for (auto j = b; j < e; ++j) {
+              d::uniform_rows<6>(ring, shape, w, i, j, j > b, value, scratch, slot,
+                                 [&](std::size_t c) { return rows.row(slot, 6 + c); });
+              const float* f[6];
+              for (std::size_t c = 0; c < 6; ++c) f[c] = rows.row(slot, 6 + c);
+              const float* il = il_dips.trace(i, j).data();
+              const float* xl = xl_dips.trace(i, j).data();
+              float* y[4];
+              for (std::size_t k = 0; k < 4; ++k) y[k] = field(k).trace(i, j).data();
+              for (std::uint64_t t = 0; t < nt; ++t) {
+                const auto c = detail::curvature::at(to_dip(il[t]), to_dip(xl[t]), f[0][t], f[1][t], f[2][t], f[3][t],
+                                                     f[4][t], f[5][t]);
+                y[0][t] = c.H, y[1][t] = c.K, y[2][t] = c.Kmax, y[3][t] = c.Kmin;
+              }
+            }
+          },
+          d::row_run_grain(shape.crosslines, ctx.threads()));
       if (i > 0) finish(i - 1);
     }
     finish(shape.inlines - 1);

@@ -134,6 +134,14 @@ void uniform_rows(const Ring& ring, shape3 shape, const kernel_extents& w, std::
   }
 }
 
+/// The parallel_for grain for rows that call uniform_rows: a task's first row
+/// sums kernel[1] inline passes, its others one (the cache), so the default
+/// tasks of one or two rows would cost up to kernel[1] times the inline pass.
+/// Tasks of a quarter to a half of a thread's share keep some balance.
+inline std::uint64_t row_run_grain(std::uint64_t rows, std::size_t threads) {
+  return std::max<std::uint64_t>(1, rows / (2 * std::max<std::size_t>(1, threads)));
+}
+
 /// Gradients of the source's inline slices, the last `slots` of them in a ring
 /// (gi, gj, gk one after the other in each ring slice).
 template <class Ctx>
@@ -203,15 +211,18 @@ class structure_tensor_stream {
     auto product = [slice_size](std::size_t c, const float* g, std::uint64_t t) {
       return g[tensor_factors[c][0] * slice_size + t] * g[tensor_factors[c][1] * slice_size + t];
     };
-    ctx_->parallel_for(shape_.crosslines, [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
-      const float* components[tensor_components];
-      for (std::size_t c = 0; c < tensor_components; ++c) components[c] = rows_.row(slot, c);
-      for (auto j = b; j < e; ++j) {
-        uniform_rows<tensor_components>(gradients_.ring(), shape_, w_, i, j, j > b, product, scratch_, slot,
-                                        [&](std::size_t c) { return rows_.row(slot, c); });
-        f(j, static_cast<const float* const*>(components), slot);
-      }
-    });
+    ctx_->parallel_for(
+        shape_.crosslines,
+        [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
+          const float* components[tensor_components];
+          for (std::size_t c = 0; c < tensor_components; ++c) components[c] = rows_.row(slot, c);
+          for (auto j = b; j < e; ++j) {
+            uniform_rows<tensor_components>(gradients_.ring(), shape_, w_, i, j, j > b, product, scratch_, slot,
+                                            [&](std::size_t c) { return rows_.row(slot, c); });
+            f(j, static_cast<const float* const*>(components), slot);
+          }
+        },
+        row_run_grain(shape_.crosslines, ctx_->threads()));
   }
 
  private:
