@@ -76,6 +76,53 @@ void semblance(Ctx& ctx, cube_view<const float> in, const std::array<std::uint64
   });
 }
 
+/// The covariances sum_s re_p re_q + im_p im_q (in double) over the time
+/// window w of every sample t of n traces (rows[p]: nt real parts, then nt
+/// imaginary parts), in order of t: f(t, sums, stride) with the covariance of
+/// traces q <= p at sums[(p (p + 1) / 2 + q) * stride]. Samples are taken in
+/// blocks: each pair's products are formed once per sample of the block's
+/// reach, then summed over each window in window order (so every sum is the
+/// one a per-voxel loop forms, bit for bit), vectorised over the block.
+template <class F>
+void window_covariances(const float* const* rows, std::uint64_t n, std::uint64_t nt, window_extent w, F&& f) {
+  constexpr std::uint64_t budget = 4096;  // doubles of covariances on the stack
+  constexpr std::uint64_t reach = 1024;   // doubles of products on the stack
+  const auto pairs = n * (n + 1) / 2;
+  const auto block = std::clamp<std::uint64_t>(budget / pairs, 1, 32);
+  const auto chunk = reach + 1 - block;  // window taps per pass over the products
+  double sums[budget];
+  double products[reach];
+  for (std::uint64_t t0 = 0; t0 < nt; t0 += block) {
+    const auto m = std::min(block, nt - t0);
+    std::uint64_t pair = 0;
+    for (std::uint64_t p = 0; p < n; ++p)
+      for (std::uint64_t q = 0; q <= p; ++q, ++pair) {
+        const float *rp = rows[p], *ip = rp + nt, *rq = rows[q], *iq = rq + nt;
+        double* acc = sums + pair * block;
+        std::fill(acc, acc + m, 0.0);
+        for (std::uint64_t k0 = 0; k0 < w.size(); k0 += chunk) {
+          const auto taps = std::min(chunk, w.size() - k0);
+          const auto span = m + taps - 1;
+          // products[x]: the sample at window position k0 + x of output t0.
+          const auto first = static_cast<std::int64_t>(t0 + k0) - static_cast<std::int64_t>(w.before);
+          if (first >= 0 && std::uint64_t(first) + span <= nt) {
+            const auto s0 = std::uint64_t(first);
+            for (std::uint64_t x = 0; x < span; ++x)
+              products[x] = double(rp[s0 + x]) * double(rq[s0 + x]) + double(ip[s0 + x]) * double(iq[s0 + x]);
+          } else {
+            for (std::uint64_t x = 0; x < span; ++x) {
+              const auto s = reflect_index(first + static_cast<std::int64_t>(x), nt);
+              products[x] = double(rp[s]) * double(rq[s]) + double(ip[s]) * double(iq[s]);
+            }
+          }
+          for (std::uint64_t k = 0; k < taps; ++k)
+            for (std::uint64_t u = 0; u < m; ++u) acc[u] += products[k + u];
+        }
+      }
+    for (std::uint64_t u = 0; u < m; ++u) f(t0 + u, static_cast<const double*>(sums + u), block);
+  }
+}
+
 /// Writes f(e1, e2, e3) (the tensor's eigenvalues, largest first, as float32
 /// like the reference's) of every voxel into `out`.
 template <class Ctx, class F>
@@ -85,10 +132,13 @@ void per_voxel_eigenvalues(Ctx& ctx, cube_view<const float> in, const std::array
   detail::for_each_tensor_row(
       ctx, in, kernel, [&](std::uint64_t i, std::uint64_t j, const float* const* c, std::size_t) {
         float* y = out.trace(i, j).data();
-        for (std::uint64_t t = 0; t < nt; ++t) {
-          const float comps[6] = {c[0][t], c[1][t], c[2][t], c[3][t], c[4][t], c[5][t]};
-          const auto e = detail::tensor_eigenvalues(comps);
-          y[t] = f(static_cast<float>(e[2]), static_cast<float>(e[1]), static_cast<float>(e[0]));
+        detail::eigen_rows e;
+        for (std::uint64_t t0 = 0; t0 < nt; t0 += detail::eigen_batch) {
+          const auto n = std::min<std::uint64_t>(detail::eigen_batch, nt - t0);
+          detail::eigen_rows_of<false>(c, t0, n, e);
+          for (std::size_t k = 0; k < n; ++k)
+            y[t0 + k] = f(static_cast<float>(e.values[2][k]), static_cast<float>(e.values[1][k]),
+                          static_cast<float>(e.values[0][k]));
         }
       });
 }
@@ -140,6 +190,9 @@ DWSR_DECLARE_OPERATOR(semblance2, "windowed semblance (the reference's patch-bas
 /// traces A (kernel[0] * kernel[1] traces of kernel[2] samples), then
 /// |lambda_max / sum lambda| = lambda_max / trace(C), NaN -> 0. The reference
 /// sums numpy.linalg.eigvals; for this symmetric matrix that is the trace.
+/// Limit: arithmetic per voxel, latency-bound: the covariance's 45 x 9 double
+/// adds (vectorised) and a warm-started 9 x 9 eigen-solve (3 power steps, about
+/// one inverse-iteration step, a certificate), about 1 us per voxel (4 MB/s).
 struct eig_complex : detail::edge_op<eig_complex> {
   static constexpr std::string_view name = "eig_complex";
   static constexpr std::string_view summary = "largest eigenvalue share of the window's analytic-trace covariance";
@@ -161,44 +214,38 @@ struct eig_complex : detail::edge_op<eig_complex> {
     const window_extent w[3] = {window_extent::of(kernel[0]), window_extent::of(kernel[1]),
                                 window_extent::of(kernel[2])};
     detail::analytic_workspace<Ctx> analytic(ctx, nt);
-    // Per thread: the window's n analytic traces, one n x n covariance and the solver's scratch.
+    // Per thread: the window's n analytic traces (each row nt real parts, then
+    // nt imaginary parts), one n x n covariance and the solver's scratch.
     using solver = detail::largest_eigenvalue_solver;
-    detail::thread_rows<std::complex<float>, Ctx> traces(ctx, n, nt);
+    detail::thread_rows<float, Ctx> traces(ctx, n, 2 * nt);
     detail::thread_rows<double, Ctx> covariance(ctx, 2, std::max(n * n, solver::scratch_size(n)));
     if constexpr (!Ctx::computes) return;
     auto y = out[0].as<float>();
     ctx.parallel_for(shape.traces(), [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
       double* c = covariance.row(slot, 0);
       solver largest(n, covariance.row(slot, 1));
+      const float* rows[solver::max_size];
+      for (std::uint64_t p = 0; p < n; ++p) rows[p] = traces.row(slot, p);
       for (auto tr = b; tr < e; ++tr) {
         largest.reset();
         const auto i = tr / shape.crosslines, j = tr % shape.crosslines;
         detail::for_each_in_window(i, w[0], shape.inlines, [&](std::uint64_t a, std::uint64_t il) {
           detail::for_each_in_window(j, w[1], shape.crosslines, [&](std::uint64_t k, std::uint64_t xl) {
             const auto* s = analytic.analytic(slot, in.trace(il, xl).data());
-            std::copy(s, s + nt, traces.row(slot, a * kernel[1] + k));
+            float* row = traces.row(slot, a * kernel[1] + k);
+            for (std::uint64_t t = 0; t < nt; ++t) row[t] = s[t].real(), row[nt + t] = s[t].imag();
           });
         });
         float* out_trace = y.trace(tr).data();
-        for (std::uint64_t t = 0; t < nt; ++t) {
-          std::fill(c, c + n * n, 0.0);
-          detail::for_each_in_window(t, w[2], nt, [&](std::uint64_t, std::uint64_t s) {
-            for (std::uint64_t p = 0; p < n; ++p) {
-              const std::complex<float> ap = traces.row(slot, p)[s];
-              for (std::uint64_t q = p; q < n; ++q) {
-                const std::complex<float> aq = traces.row(slot, q)[s];
-                c[q * n + p] += double(ap.real()) * double(aq.real()) + double(ap.imag()) * double(aq.imag());
-              }
-            }
-          });
+        detail::window_covariances(rows, n, nt, w[2], [&](std::uint64_t t, const double* sums, std::uint64_t stride) {
           double trace = 0;
-          for (std::uint64_t p = 0; p < n; ++p) {
+          for (std::uint64_t p = 0, pq = 0; p < n; ++p) {
+            for (std::uint64_t q = 0; q <= p; ++q, ++pq) c[p * n + q] = c[q * n + p] = sums[pq * stride];
             trace += c[p * n + p];
-            for (std::uint64_t q = p + 1; q < n; ++q) c[p * n + q] = c[q * n + p];
           }
           // A window of zero traces: 0 / 0, which the reference maps to 0.
           out_trace[t] = trace > 0 ? static_cast<float>(std::abs(largest(c, trace) / trace)) : 0.0f;
-        }
+        });
       }
     });
   }
@@ -339,23 +386,26 @@ struct volume_curvature : detail::edge_op<volume_curvature, detail::dip_params> 
     const auto value = [slice](std::size_t c, const float* g, std::uint64_t t) { return g[c * slice + t]; };
     for (std::uint64_t i = 0; i < shape.inlines; ++i) {
       ring.produce_to(std::min(i + w[0].after, shape.inlines - 1), produce);
-      ctx.parallel_for(shape.crosslines, [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
-        for (auto j = b; j < e; ++j) {
-          d::uniform_rows<6>(ring, shape, w, i, j, value, scratch, slot,
-                             [&](std::size_t c) { return rows.row(slot, 6 + c); });
-          const float* f[6];
-          for (std::size_t c = 0; c < 6; ++c) f[c] = rows.row(slot, 6 + c);
-          const float* il = il_dips.trace(i, j).data();
-          const float* xl = xl_dips.trace(i, j).data();
-          float* y[4];
-          for (std::size_t k = 0; k < 4; ++k) y[k] = field(k).trace(i, j).data();
-          for (std::uint64_t t = 0; t < nt; ++t) {
-            const auto c = detail::curvature::at(to_dip(il[t]), to_dip(xl[t]), f[0][t], f[1][t], f[2][t], f[3][t],
-                                                 f[4][t], f[5][t]);
-            y[0][t] = c.H, y[1][t] = c.K, y[2][t] = c.Kmax, y[3][t] = c.Kmin;
-          }
-        }
-      });
+      ctx.parallel_for(
+          shape.crosslines,
+          [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
+            for (auto j = b; j < e; ++j) {
+              d::uniform_rows<6>(ring, shape, w, i, j, j > b, value, scratch, slot,
+                                 [&](std::size_t c) { return rows.row(slot, 6 + c); });
+              const float* f[6];
+              for (std::size_t c = 0; c < 6; ++c) f[c] = rows.row(slot, 6 + c);
+              const float* il = il_dips.trace(i, j).data();
+              const float* xl = xl_dips.trace(i, j).data();
+              float* y[4];
+              for (std::size_t k = 0; k < 4; ++k) y[k] = field(k).trace(i, j).data();
+              for (std::uint64_t t = 0; t < nt; ++t) {
+                const auto c = detail::curvature::at(to_dip(il[t]), to_dip(xl[t]), f[0][t], f[1][t], f[2][t], f[3][t],
+                                                     f[4][t], f[5][t]);
+                y[0][t] = c.H, y[1][t] = c.K, y[2][t] = c.Kmax, y[3][t] = c.Kmin;
+              }
+            }
+          },
+          d::row_run_grain(shape.crosslines, ctx.threads()));
       if (i > 0) finish(i - 1);
     }
     finish(shape.inlines - 1);

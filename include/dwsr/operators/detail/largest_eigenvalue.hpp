@@ -1,11 +1,14 @@
 #pragma once
 /// \file The largest eigenvalue of a stream of small symmetric positive
 /// semi-definite matrices that change little from one call to the next (the
-/// covariances of windows sliding along a trace). Each call refines the
-/// previous call's eigenvector by Rayleigh-quotient iteration and certifies the
-/// result: a Cholesky factorisation of sigma I - C succeeds only if every
-/// eigenvalue of C is below sigma, and the Rayleigh quotient rho never exceeds
-/// the largest, so rho <= lambda_max < sigma = rho + tolerance * trace(C).
+/// covariances of windows sliding along a trace). Each call takes a few power
+/// steps from the previous call's eigenvector, then Rayleigh-quotient
+/// iteration, and certifies the Rayleigh quotient rho (which never exceeds the
+/// largest eigenvalue) to rho <= lambda_max < rho + tolerance * trace(C):
+/// by Temple's bound where it applies (rho holds more than half the trace: 19
+/// voxels in 20 of the synthetic benchmark cube; free once C v is known), else by a Cholesky
+/// factorisation of sigma I - C, which succeeds only if every eigenvalue of C
+/// is below sigma = rho + tolerance * trace(C).
 /// When the iteration settles on a smaller eigenvalue (the top two swap as the
 /// window slides), it continues in that eigenvector's orthogonal complement;
 /// the rare calls still uncertified (about 1e-4 on seismic data) fall back to
@@ -29,6 +32,8 @@ class largest_eigenvalue_solver {
   static constexpr std::uint64_t max_size = 49;
   /// Relative accuracy certified for lambda_max / trace(C).
   static constexpr double tolerance = 1e-10;
+  /// Power steps from the previous call's eigenvector before Rayleigh-quotient iteration.
+  static constexpr int power_steps = 3;
   /// Scratch doubles one solver needs for order n.
   static constexpr std::uint64_t scratch_size(std::uint64_t n) { return n * n + 3 * n; }
 
@@ -44,16 +49,15 @@ class largest_eigenvalue_solver {
     if (!warm_) {
       std::fill(v_, v_ + n_, 1.0 / std::sqrt(double(n_)));
       for (int k = 0; k < 8; ++k) power_step(c);
-    } else {
-      power_step(c);
     }
+    for (int k = 0; k < power_steps; ++k) power_step(c);
     bool deflated = false;
     double previous = -1;
     for (int it = 0; it < 12; ++it) {
       inverse_step(c);
       if (deflated) project_out(u_, v_), normalise(v_);
       const double rho = rayleigh(c);
-      if (certified(c, rho + tolerance * trace)) {
+      if (temple_certified(rho, trace) || certified(c, rho + tolerance * trace)) {
         warm_ = true;
         return rho;
       }
@@ -116,6 +120,19 @@ class largest_eigenvalue_solver {
       w_[k] = sum / m_[k * n + k];
     }
     if (normalise(w_)) std::copy(w_, w_ + n, v_);
+  }
+
+  // Temple's bound for the Rayleigh quotient rho of the unit vector v (w = C v):
+  // when every other eigenvalue is at most a < rho, lambda_max <= rho + |C v -
+  // rho v|^2 / (rho - a). C is positive semi-definite, so the second eigenvalue
+  // is at most trace - lambda_max <= trace - rho = a: certified when rho holds
+  // more than half the trace and the residual is small enough.
+  bool temple_certified(double rho, double trace) const {
+    const double margin = 2 * rho - trace;
+    if (!(margin > 0)) return false;
+    double r2 = 0;
+    for (std::uint64_t k = 0; k < n_; ++k) r2 += (w_[k] - rho * v_[k]) * (w_[k] - rho * v_[k]);
+    return r2 <= tolerance * trace * margin;
   }
 
   // Whether sigma I - C is positive definite (Cholesky succeeds).

@@ -23,17 +23,23 @@ using kernel_extents = std::array<window_extent, 3>;
 /// first sample to its last, divided by its size, stored as float. (scipy's
 /// uniform_filter1d keeps a running sum along the line instead; a direct sum
 /// does not depend on where a block starts, so chunked runs agree bitwise.)
-inline void window_mean_along_time(const float* x, std::uint64_t n, window_extent w, float* out) {
+/// `sum` is n doubles of scratch: interior samples add the window's samples
+/// one offset at a time across the row (the same order per sample, and a loop
+/// the compiler vectorises); the few border samples reflect.
+inline void window_mean_along_time(const float* x, std::uint64_t n, window_extent w, float* out, double* sum) {
   const auto size = static_cast<double>(w.size());
-  for (std::uint64_t t = 0; t < n; ++t) {
-    double sum = 0.0;
-    if (t >= w.before && t + w.after < n) {
-      for (const float* p = x + (t - w.before); p <= x + t + w.after; ++p) sum += *p;
-    } else {
-      for_each_in_window(t, w, n, [&](std::uint64_t, std::uint64_t s) { sum += x[s]; });
-    }
-    out[t] = static_cast<float>(sum / size);
-  }
+  const std::uint64_t lo = std::min(w.before, n), hi = n > w.after ? std::max(lo, n - w.after) : lo;
+  for (std::uint64_t t = lo; t < hi; ++t) sum[t] = 0.0;
+  for (std::uint64_t k = 0; k < w.size(); ++k)
+    for (std::uint64_t t = lo; t < hi; ++t) sum[t] += x[t - w.before + k];
+  for (std::uint64_t t = lo; t < hi; ++t) out[t] = static_cast<float>(sum[t] / size);
+  auto border = [&](std::uint64_t t) {
+    double s = 0.0;
+    for_each_in_window(t, w, n, [&](std::uint64_t, std::uint64_t i) { s += x[i]; });
+    out[t] = static_cast<float>(s / size);
+  };
+  for (std::uint64_t t = 0; t < lo; ++t) border(t);
+  for (std::uint64_t t = hi; t < n; ++t) border(t);
 }
 
 /// Per-thread scratch of uniform_rows for C quantities and a kernel: float
@@ -43,16 +49,21 @@ class uniform_scratch {
  public:
   uniform_scratch(Ctx& ctx, std::size_t quantities, std::uint64_t crossline_size, std::uint64_t samples)
       : quantities_(quantities),
+        crossline_size_(crossline_size),
         floats_(ctx, (crossline_size + 1) * quantities, samples),
         doubles_(ctx, quantities, samples) {}
-  /// Float row r of slot `slot`; rows [k * C, k * C + C) hold crossline k of the window.
+  /// Float row r of slot `slot`; rows [k * C, k * C + C) hold the inline pass
+  /// of a crossline x with x % crossline_size = k, the last C the crossline pass.
   float* row(std::size_t slot, std::uint64_t r) const { return floats_.row(slot, r); }
   /// The double accumulator of quantity c.
   double* sum(std::size_t slot, std::size_t c) const { return doubles_.row(slot, c); }
   std::size_t quantities() const { return quantities_; }
+  /// The kernel's crossline size (the number of cached inline-pass rows per quantity).
+  std::uint64_t crossline_size() const { return crossline_size_; }
 
  private:
   std::size_t quantities_;
+  std::uint64_t crossline_size_;
   thread_rows<float, Ctx> floats_;
   thread_rows<double, Ctx> doubles_;
 };
@@ -63,43 +74,72 @@ class uniform_scratch {
 /// Each pass sums in double in window order and stores float (see
 /// window_mean_along_time).
 /// out(c) is the row (samples floats) receiving quantity c.
+///
+/// The inline pass of crossline x is kept in float rows x % kernel[1] of the
+/// thread's scratch: when `follows` (this thread's previous call was row j - 1
+/// of the same slice), the rows of j - 1's window are still there and only
+/// the crosslines new to j's window are summed (a window's reflected
+/// crosslines lie in kernel[1] consecutive ones, so they never share a row).
 template <std::size_t C, class Ring, class Value, class Ctx, class Out>
 void uniform_rows(const Ring& ring, shape3 shape, const kernel_extents& w, std::uint64_t i, std::uint64_t j,
-                  Value&& value, const uniform_scratch<Ctx>& scratch, std::size_t slot, Out&& out) {
+                  bool follows, Value&& value, const uniform_scratch<Ctx>& scratch, std::size_t slot, Out&& out) {
   const auto nt = shape.samples;
   const auto size0 = static_cast<double>(w[0].size());
   const auto size1 = static_cast<double>(w[1].size());
+  const auto rows = scratch.crossline_size();
   double* sums[C];
   for (std::size_t c = 0; c < C; ++c) sums[c] = scratch.sum(slot, c);
   auto clear = [&] {
     for (std::size_t c = 0; c < C; ++c) std::fill(sums[c], sums[c] + nt, 0.0);
   };
-  // Inline pass, for each crossline of the window: float rows [k * C, k * C + C).
+  // Whether crossline x is in the window of row r (r < j), or earlier in j's.
+  auto in_window = [&](std::uint64_t r, std::uint64_t x, std::uint64_t count) {
+    bool found = false;
+    for_each_in_window(r, w[1], shape.crosslines,
+                       [&](std::uint64_t k, std::uint64_t y) { found = found || (k < count && y == x); });
+    return found;
+  };
+  // Inline pass of the crosslines not cached yet.
   for_each_in_window(j, w[1], shape.crosslines, [&](std::uint64_t k, std::uint64_t x) {
+    if ((follows && in_window(j - 1, x, w[1].size())) || in_window(j, x, k)) return;
     clear();
     for_each_in_window(i, w[0], shape.inlines, [&](std::uint64_t, std::uint64_t il) {
       const float* g = ring.slice(il) + x * nt;
-      for (std::size_t c = 0; c < C; ++c)
-        for (std::uint64_t t = 0; t < nt; ++t) sums[c][t] += value(c, g, t);
+      for (std::size_t c = 0; c < C; ++c) {
+        double* sum = sums[c];
+        for (std::uint64_t t = 0; t < nt; ++t) sum[t] += value(c, g, t);
+      }
     });
     for (std::size_t c = 0; c < C; ++c) {
-      float* u = scratch.row(slot, k * C + c);
-      for (std::uint64_t t = 0; t < nt; ++t) u[t] = static_cast<float>(sums[c][t] / size0);
+      float* u = scratch.row(slot, (x % rows) * C + c);
+      const double* sum = sums[c];
+      for (std::uint64_t t = 0; t < nt; ++t) u[t] = static_cast<float>(sum[t] / size0);
     }
   });
-  // Crossline pass into the last C float rows, then the time pass into out(c).
-  const auto rows = w[1].size();
+  // Crossline pass (window order) into the last C float rows, then the time
+  // pass into out(c), reusing quantity c's double row as its scratch.
   clear();
-  for (std::uint64_t k = 0; k < rows; ++k)
+  for_each_in_window(j, w[1], shape.crosslines, [&](std::uint64_t, std::uint64_t x) {
     for (std::size_t c = 0; c < C; ++c) {
-      const float* u = scratch.row(slot, k * C + c);
-      for (std::uint64_t t = 0; t < nt; ++t) sums[c][t] += u[t];
+      const float* u = scratch.row(slot, (x % rows) * C + c);
+      double* sum = sums[c];
+      for (std::uint64_t t = 0; t < nt; ++t) sum[t] += u[t];
     }
+  });
   for (std::size_t c = 0; c < C; ++c) {
     float* v = scratch.row(slot, rows * C + c);
-    for (std::uint64_t t = 0; t < nt; ++t) v[t] = static_cast<float>(sums[c][t] / size1);
-    window_mean_along_time(v, nt, w[2], out(c));
+    const double* sum = sums[c];
+    for (std::uint64_t t = 0; t < nt; ++t) v[t] = static_cast<float>(sum[t] / size1);
+    window_mean_along_time(v, nt, w[2], out(c), sums[c]);
   }
+}
+
+/// The parallel_for grain for rows that call uniform_rows: a task's first row
+/// sums kernel[1] inline passes, its others one (the cache), so the default
+/// tasks of one or two rows would cost up to kernel[1] times the inline pass.
+/// Tasks of a quarter to a half of a thread's share keep some balance.
+inline std::uint64_t row_run_grain(std::uint64_t rows, std::size_t threads) {
+  return std::max<std::uint64_t>(1, rows / (2 * std::max<std::size_t>(1, threads)));
 }
 
 /// Gradients of the source's inline slices, the last `slots` of them in a ring
@@ -171,15 +211,18 @@ class structure_tensor_stream {
     auto product = [slice_size](std::size_t c, const float* g, std::uint64_t t) {
       return g[tensor_factors[c][0] * slice_size + t] * g[tensor_factors[c][1] * slice_size + t];
     };
-    ctx_->parallel_for(shape_.crosslines, [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
-      const float* components[tensor_components];
-      for (std::size_t c = 0; c < tensor_components; ++c) components[c] = rows_.row(slot, c);
-      for (auto j = b; j < e; ++j) {
-        uniform_rows<tensor_components>(gradients_.ring(), shape_, w_, i, j, product, scratch_, slot,
-                                        [&](std::size_t c) { return rows_.row(slot, c); });
-        f(j, static_cast<const float* const*>(components), slot);
-      }
-    });
+    ctx_->parallel_for(
+        shape_.crosslines,
+        [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
+          const float* components[tensor_components];
+          for (std::size_t c = 0; c < tensor_components; ++c) components[c] = rows_.row(slot, c);
+          for (auto j = b; j < e; ++j) {
+            uniform_rows<tensor_components>(gradients_.ring(), shape_, w_, i, j, j > b, product, scratch_, slot,
+                                            [&](std::size_t c) { return rows_.row(slot, c); });
+            f(j, static_cast<const float* const*>(components), slot);
+          }
+        },
+        row_run_grain(shape_.crosslines, ctx_->threads()));
   }
 
  private:
