@@ -18,6 +18,7 @@
 #include "dwsr/operators/detail/analytic_signal.hpp"
 #include "dwsr/operators/detail/common.hpp"
 #include "dwsr/operators/detail/derivative_stream.hpp"
+#include "dwsr/operators/detail/polar.hpp"
 #include "dwsr/operators/detail/sample_rate_param.hpp"
 #include "dwsr/ops/operator.hpp"
 
@@ -40,26 +41,13 @@ void for_each_analytic(Ctx& ctx, cube_view<const float> in, F&& f) {
   });
 }
 
-/// Writes f(analytic, input) of every sample: attributes that are pointwise in a.
-template <class Ctx, class F>
-void analytic_pointwise(Ctx& ctx, cube_view<const float> in, cube_view<float> out, F&& f) {
-  const auto n = in.shape().samples;
-  for_each_analytic(ctx, in, [&](std::uint64_t tr, const std::complex<float>* a, std::size_t, const auto&) {
-    const float* x = in.trace(tr).data();
-    float* y = out.trace(tr).data();
-    for (std::uint64_t t = 0; t < n; ++t) y[t] = f(a[t], x[t]);
-  });
-}
+/// Degrees per radian, in float as the phases are scaled.
+inline constexpr float degrees_per_radian = static_cast<float>(180.0 / std::numbers::pi);
 
 /// Phase angle(a) in degrees.
-inline float degrees(std::complex<float> a) {
-  return std::atan2(a.imag(), a.real()) * static_cast<float>(180.0 / std::numbers::pi);
-}
+inline float degrees(std::complex<float> a) { return angle(a.imag(), a.real()) * degrees_per_radian; }
 /// cos(angle(a)) without the angle: Re(a) / |a| (and cos(angle(0)) = 1).
-inline float cosine_of_phase(std::complex<float> a) {
-  const float r = std::abs(a);
-  return r > 0 ? a.real() / r : 1.0f;
-}
+inline float cosine_of_phase(std::complex<float> a) { return cosine(a.real(), a.imag()); }
 
 /// Spreads, over each envelope lobe (troughs of env start new lobes), the value
 /// pick(peak) at the lobe's first envelope maximum; NaN becomes 0.
@@ -86,8 +74,7 @@ void envelope_slice(Ctx& ctx, const analytic_workspace<Ctx>& ws, cube_view<const
   const auto nt = in.shape().samples;
   ctx.parallel_for(in.shape().crosslines, [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
     for (auto x = b; x < e; ++x) {
-      const auto* a = ws.analytic(slot, in.trace(il, x).data());
-      for (std::uint64_t t = 0; t < nt; ++t) dst[x * nt + t] = std::abs(a[t]);
+      modulus(interleaved_samples{ws.analytic(slot, in.trace(il, x).data())}, dst + x * nt, nt);
     }
   });
 }
@@ -162,8 +149,7 @@ class frequency_stream {
     const auto nt = in_.shape().samples;
     ctx_->parallel_for(in_.shape().crosslines, [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
       for (auto x = b; x < e; ++x) {
-        const auto* a = ws_->analytic(slot, in_.trace(il, x).data());
-        for (std::uint64_t t = 0; t < nt; ++t) dst[x * nt + t] = std::arg(a[t]);
+        angle(interleaved_samples{ws_->analytic(slot, in_.trace(il, x).data())}, dst + x * nt, nt);
       }
     });
   }
@@ -208,22 +194,26 @@ void with_envelope(const attribute_slice<Ctx>& s, F&& f) {
   s.ctx.parallel_for(s.in.shape().crosslines, [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
     for (auto x = b; x < e; ++x) {
       const float* trace = s.in.trace(s.il, x).data();
-      const auto* a = s.ws.analytic(slot, trace);
       float* env = s.ws.real_scratch(slot);
-      for (std::uint64_t t = 0; t < nt; ++t) env[t] = std::abs(a[t]);
+      modulus(interleaved_samples{s.ws.analytic(slot, trace)}, env, nt);
       f(env, trace, s.y + x * nt);
     }
   });
 }
 
-/// An attribute that is a pointwise function of the analytic signal a and the
-/// trace x: Derived::at(a, x).
+/// An attribute that is a pointwise function of the analytic signal, written
+/// a trace at a time: Derived::of_trace(a, y, n) writes the n samples of y
+/// from the trace's analytic signal a.
 template <class Derived>
 struct pointwise_attribute : no_params, complex_trace_halo<0> {
   using no_params::no_params;
   template <ExecutionContext Ctx>
   void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
-    analytic_pointwise(ctx, in, out[0].as<float>(), Derived::at);
+    const auto n = in.shape().samples;
+    const auto y = out[0].as<float>();
+    for_each_analytic(ctx, in, [&](std::uint64_t tr, const std::complex<float>* a, std::size_t, const auto&) {
+      Derived::of_trace(a, y.trace(tr).data(), n);
+    });
   }
 };
 
@@ -240,7 +230,7 @@ struct lobe_response : no_params, complex_trace_halo<0> {
     for_each_analytic(ctx, in, [&](std::uint64_t tr, const std::complex<float>* a, std::size_t slot, const auto& ws) {
       const float* x = in.trace(tr).data();
       float* env = ws.real_scratch(slot);
-      for (std::uint64_t t = 0; t < n; ++t) env[t] = std::abs(a[t]);
+      modulus(interleaved_samples{a}, env, n);
       spread_over_lobes(env, n, y.trace(tr).data(), [&](std::uint64_t p) { return Derived::at_peak(a, x, env, p); });
     });
   }
@@ -309,8 +299,8 @@ struct derivative_attribute : Of {
 };
 
 /// An attribute combining the instantaneous frequency with the relative
-/// amplitude change, voxel by voxel: Derived::combine(frequency, rac), slice
-/// by slice (one extra slice).
+/// amplitude change, voxel by voxel: Derived::combine(frequency, rac, count)
+/// rewrites `count` frequencies from them, slice by slice (one extra slice).
 template <class Derived>
 struct frequency_and_rac_attribute : sample_rate_param, complex_trace_halo<1> {
   using sample_rate_param::sample_rate_param;
@@ -323,7 +313,9 @@ struct frequency_and_rac_attribute : sample_rate_param, complex_trace_halo<1> {
     auto rac_slice = ctx.template allocate<float>(slice, buffer_role::workspace);
     stream_slices(ctx, freq, out[0].as<float>(), [&](std::uint64_t il, float* y) {
       rac.next(il, rac_slice.data());
-      for (std::uint64_t k = 0; k < slice; ++k) y[k] = Derived::combine(y[k], rac_slice[k]);
+      const float* r = rac_slice.data();
+      ctx.parallel_for(
+          slice, [&](std::uint64_t b, std::uint64_t e, std::size_t) { Derived::combine(y + b, r + b, e - b); }, 4096);
     });
   }
 };

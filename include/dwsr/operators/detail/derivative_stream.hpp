@@ -26,13 +26,28 @@ enum class time_difference : std::uint8_t {
   unwrapped_phase,  ///< the same on numpy.unwrap(x): steps of |d| >= pi wrap into [-pi, pi)
 };
 
-/// numpy.unwrap's step between consecutive wrapped phases (period 2 pi).
+/// numpy.unwrap's step between consecutive wrapped phases (period 2 pi), as
+/// numpy writes it; the stream uses unwrapped_phase_step, tested equal to it.
 inline double unwrapped_step(double d) {
   if (std::abs(d) < std::numbers::pi) return d;
   double m = std::fmod(d + std::numbers::pi, 2 * std::numbers::pi);
   if (m < 0) m += 2 * std::numbers::pi;
   m -= std::numbers::pi;
   return (m == -std::numbers::pi && d > 0) ? std::numbers::pi : m;
+}
+
+/// unwrapped_step(d), bit for bit, for the difference d of two phases in
+/// [-pi, pi] (as float rounds them), without fmod and branches: then d + pi
+/// lies in [-pi, 4 pi), where fmod(d + pi, 2 pi) is d + pi - 2 pi (exact) for
+/// d >= pi and d + pi itself for d <= -pi.
+inline double unwrapped_phase_step(double d) {
+  constexpr double pi = std::numbers::pi, two_pi = 2 * std::numbers::pi;
+  const double y = d + pi;
+  const double above = (y - two_pi) - pi;
+  const double below = (y < 0 ? y + two_pi : y) - pi;
+  double m = d > 0 ? above : below;
+  m = (m == -pi && d > 0) ? pi : m;
+  return std::abs(d) < pi ? d : m;
 }
 
 /// Streams D(source) slice by slice. source(il, dst) must write inline slice
@@ -109,20 +124,26 @@ class derivative_stream {
   // Central difference with reflected ends (x[-1] = x[0], x[n] = x[n-1]).
   void difference(const float* x, float* out) const {
     const auto n = shape_.samples;
+    if (n == 1) {
+      out[0] = 0.0f;
+      return;
+    }
     if (diff_ == time_difference::plain) {
-      for (std::uint64_t t = 0; t < n; ++t) {
-        const double after = x[std::min(t + 1, n - 1)];
-        const double before = x[t == 0 ? 0 : t - 1];
-        out[t] = static_cast<float>(0.5 * (after - before));
-      }
+      out[0] = static_cast<float>(0.5 * (double(x[1]) - double(x[0])));
+      for (std::uint64_t t = 1; t + 1 < n; ++t)
+        out[t] = static_cast<float>(0.5 * (double(x[t + 1]) - double(x[t - 1])));
+      out[n - 1] = static_cast<float>(0.5 * (double(x[n - 1]) - double(x[n - 2])));
       return;
     }
     // On unwrapped phase u, u[t+1] - u[t-1] is the sum of two unwrapped steps,
     // so the cumulative (large, imprecise) unwrapped phase is never formed.
-    auto step = [&](std::uint64_t t) {  // u[t] - u[t-1], zero beyond the ends
-      return (t == 0 || t >= n) ? 0.0 : unwrapped_step(double(x[t]) - double(x[t - 1]));
-    };
-    for (std::uint64_t t = 0; t < n; ++t) out[t] = static_cast<float>(0.5 * (step(t + 1) + step(t)));
+    // Each step u[t] - u[t-1] (zero beyond the ends) is computed once.
+    double before = 0.0;
+    for (std::uint64_t t = 0; t < n; ++t) {
+      const double after = t + 1 < n ? unwrapped_phase_step(double(x[t + 1]) - double(x[t])) : 0.0;
+      out[t] = static_cast<float>(0.5 * (after + before));
+      before = after;
+    }
   }
 
   Ctx* ctx_;
