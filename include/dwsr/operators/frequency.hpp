@@ -52,16 +52,24 @@ struct along_time : float32_output {
   dwsr::halo halo() const { return {.whole_traces = true}; }
 };
 
-/// filtfilt of every trace with `filter`, in parallel; one padded trace of
-/// double scratch per thread.
+/// filtfilt of every trace with `filter`, in parallel, detail::filter_lanes
+/// traces at a time (a thread's last group repeats its last trace); per thread,
+/// filter_lanes padded traces of double scratch.
 template <class Ctx>
 void filter_traces(Ctx& ctx, const butterworth& filter, cube_view<const float> in, cube_view<float> out) {
   const auto n = in.shape().samples;
-  const auto stride = detail::aligned_stride(detail::filtfilt_scratch(filter, n), sizeof(double));
-  auto scratch = ctx.template allocate<double>(stride * ctx.threads(), buffer_role::workspace);
+  const auto stride = detail::aligned_stride(detail::filtfilt_scratch(filter, n), sizeof(lane_doubles));
+  auto scratch = ctx.template allocate<lane_doubles>(stride * ctx.threads(), buffer_role::workspace);
   ctx.parallel_for(in.shape().traces(), [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
-    for (auto tr = b; tr < e; ++tr)
-      detail::filtfilt(filter, in.trace(tr).data(), n, out.trace(tr).data(), scratch.data() + slot * stride);
+    for (auto tr = b; tr < e; tr += filter_lanes) {
+      const float* x[filter_lanes];
+      float* y[filter_lanes];
+      for (std::uint64_t l = 0; l < filter_lanes; ++l) {
+        const auto t = std::min(tr + l, e - 1);
+        x[l] = in.trace(t).data(), y[l] = out.trace(t).data();
+      }
+      detail::filtfilt(filter, x, n, y, scratch.data() + slot * stride);
+    }
   });
 }
 
