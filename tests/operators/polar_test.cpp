@@ -74,7 +74,8 @@ TEST_CASE("modulus rounds the double-precision square root of the exact sum of s
   CHECK(out[0] == big);
 }
 
-TEST_CASE("the branch-free unwrapped step is numpy.unwrap's step bit for bit on phase differences") {
+TEST_CASE(
+    "the branch-free unwrapped steps, scalar and two lanes, are numpy.unwrap's step bit for bit on phase differences") {
   const auto a = samples(20000);
   std::vector<float> phases(a.size());
   angle(interleaved_samples{a.data()}, phases.data(), a.size());
@@ -85,7 +86,12 @@ TEST_CASE("the branch-free unwrapped step is numpy.unwrap's step bit for bit on 
       if (j >= phases.size()) continue;
       const double d = double(phases[i]) - double(phases[j]);
       const double expected = unwrapped_step(d), got = unwrapped_phase_step(d);
+      // The derivative stream's two-lane form, in either lane.
+      const double_lanes lanes = unwrapped_phase_steps(double_lanes{d, -d});
+      const double lane0 = lanes[0], lane1 = lanes[1], negated = unwrapped_phase_step(-d);
       INFO("d = " << d);
       CHECK(std::memcmp(&expected, &got, sizeof(double)) == 0);
+      CHECK(std::memcmp(&expected, &lane0, sizeof(double)) == 0);
+      CHECK(std::memcmp(&negated, &lane1, sizeof(double)) == 0);
     }
 }

@@ -126,14 +126,8 @@ struct instantaneous_bandwidth : detail::rac_attribute<instantaneous_bandwidth> 
   static constexpr std::string_view name = "instantaneous_bandwidth";
   static constexpr std::string_view summary = "|relative amplitude change| / 2 pi";
   using streamed_attribute::streamed_attribute;
-  static void finish(const auto& slice) {
-    float* y = slice.y;
-    slice.ctx.parallel_for(
-        slice.size(),
-        [&](std::uint64_t b, std::uint64_t e, std::size_t) {
-          for (auto k = b; k < e; ++k) y[k] = static_cast<float>(std::abs(y[k]) / (2 * std::numbers::pi));
-        },
-        4096);
+  static void finish(float* y, const float*, std::uint64_t n) {
+    for (std::uint64_t t = 0; t < n; ++t) y[t] = static_cast<float>(std::abs(y[t]) / (2 * std::numbers::pi));
   }
 };
 
