@@ -7,6 +7,21 @@
 /// thread, one padded trace of scratch (the convolutions also one wavelet
 /// spectrum). rgb_blending streams its three attributes slice by slice like the
 /// complex-trace family and needs one extra inline slice.
+///
+/// Limits (one thread, 512-sample traces, measured on a 2-core x86-64 EPYC
+/// without FMA or AVX, as the portable build targets):
+/// - Butterworth filters: arithmetic. A section costs 9 double flops a sample
+///   a pass (5 mul, 4 add), so lowpass and highpass (3 sections, 21 samples
+///   of padding a side) ~59 flops a sample and bandpass (6 sections, 39) ~125.
+///   Four traces filtered per call in SSE2 doubles reach ~13 Gflop/s, about
+///   half of the core's two-lane add + mul peak; the rest is the recursion's
+///   latency (four dependent operations a sample a section) and the padding.
+/// - Wavelet convolutions: FFT flops. One r2c and one c2r transform of 640
+///   points per trace (~60 flops a sample); FFTW takes ~60 % of the time, the
+///   spectrum product and the copies in and out the rest.
+/// - rgb_blending: the instantaneous-frequency stream plus a second analytic
+///   signal per trace for the envelope and cosine, so about two
+///   instantaneous_frequency passes' worth of FFTs.
 
 #include <algorithm>
 #include <cmath>
@@ -154,7 +169,8 @@ inline double numpy_sinc(double x) {
 
 /// lowpass_filter: order-6 Butterworth lowpass at `freq` Hz, zero-phase
 /// (scipy.signal.filtfilt semantics: odd padding of 21 samples, steady-state
-/// initial conditions, forward and backward passes) along time. Differs from
+/// initial conditions, forward and backward passes) along time, four traces
+/// at a time (arithmetic-bound: ~59 flops a sample, ~1 GB/s). Differs from
 /// the reference: dwsr designs and filters in double precision (second-order
 /// sections), the reference casts the coefficients to float32 and filters in
 /// float32.
@@ -164,7 +180,8 @@ DWSR_DECLARE_OPERATOR(lowpass_filter, "zero-phase order-6 Butterworth lowpass al
 /// highpass_filter: order-6 Butterworth highpass at `freq` Hz, zero-phase along
 /// time like lowpass_filter. Differs from the reference, whose HighpassFilter
 /// computes a lowpass (its btype attribute is name-mangled, so the lowpass
-/// design is used): dwsr's is a true highpass (tested analytically: a sine
+/// design is used): dwsr's is a true highpass, at lowpass_filter's cost
+/// (tested analytically: a sine
 /// above the cutoff passes, one below is attenuated by |H(f)|^2), designed and
 /// applied in double precision.
 DWSR_DECLARE_OPERATOR(highpass_filter, "zero-phase order-6 Butterworth highpass along time",
@@ -172,7 +189,8 @@ DWSR_DECLARE_OPERATOR(highpass_filter, "zero-phase order-6 Butterworth highpass 
 
 /// bandpass_filter: Butterworth bandpass between `freq_lp` and `freq_hp` Hz
 /// (order-6 prototype, order 12 in all), zero-phase along time (padding 39
-/// samples). Differs from the reference: double-precision sections, where the
+/// samples; arithmetic-bound: ~125 flops a sample, about half of
+/// lowpass_filter's speed). Differs from the reference: double-precision sections, where the
 /// reference filters with float32 coefficients of the order-12 polynomial,
 /// which moves its output by up to ~5e-3 of its range.
 struct bandpass_filter : detail::filter_base {
@@ -205,6 +223,7 @@ struct bandpass_filter : detail::filter_base {
 /// cwt_ricker: every trace convolved (numpy 'same' alignment) with a Ricker
 /// wavelet of peak frequency `freq`, (1 - 2 (pi f t)^2) exp(-(pi f t)^2),
 /// sampled like the reference at t = -0.256 s + k dt over 0.512 s (128 taps at 4 ms).
+/// FFT-bound: one r2c and one c2r transform of 640 points per 512-sample trace.
 struct cwt_ricker : detail::along_time {
   static constexpr std::string_view name = "cwt_ricker";
   static constexpr std::string_view summary = "convolution along time with a 0.512 s Ricker wavelet";
@@ -235,7 +254,7 @@ struct cwt_ricker : detail::along_time {
 /// same 0.512 s axis as cwt_ricker. Kept as the reference defines it, so that
 /// outputs match: each term is (pi f)^2 / (pi df) numpy.sinc(pi f t)^2, and
 /// numpy.sinc(x) already is sin(pi x) / (pi x), so the terms are sinc^2 of
-/// pi^2 f t rather than the textbook Ormsby's pi f t.
+/// pi^2 f t rather than the textbook Ormsby's pi f t. FFT-bound like cwt_ricker.
 struct cwt_ormsby : detail::along_time {
   static constexpr std::string_view name = "cwt_ormsby";
   static constexpr std::string_view summary = "convolution along time with the reference's 0.512 s Ormsby wavelet";
