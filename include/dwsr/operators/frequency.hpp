@@ -4,9 +4,9 @@
 /// the RGB blend of three complex-trace attributes (dasf-seismic frequency.py).
 ///
 /// Memory: the filters and convolutions hold the input, the output and, per
-/// thread, one padded trace of scratch (the convolutions also one wavelet
-/// spectrum). rgb_blending streams its three attributes slice by slice like the
-/// complex-trace family and needs one extra inline slice.
+/// thread, padded traces of scratch (the filters four double traces, the
+/// convolutions one float trace, one spectrum, and one wavelet spectrum in all). rgb_blending streams its three
+/// attributes slice by slice like the complex-trace family and needs one extra inline slice.
 ///
 /// Limits (one thread, 512-sample traces, measured on a 2-core x86-64 EPYC
 /// without FMA or AVX, as the portable build targets):
