@@ -170,7 +170,7 @@ inline double numpy_sinc(double x) {
 /// lowpass_filter: order-6 Butterworth lowpass at `freq` Hz, zero-phase
 /// (scipy.signal.filtfilt semantics: odd padding of 21 samples, steady-state
 /// initial conditions, forward and backward passes) along time, four traces
-/// at a time (arithmetic-bound: ~59 flops a sample, ~1 GB/s). Differs from
+/// at a time (arithmetic-bound: ~59 flops a sample, ~0.9 GB/s). Differs from
 /// the reference: dwsr designs and filters in double precision (second-order
 /// sections), the reference casts the coefficients to float32 and filters in
 /// float32.
