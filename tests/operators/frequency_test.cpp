@@ -306,10 +306,10 @@ TEST_CASE("meta execution emits exactly the real execution's events for every fr
 TEST_CASE("frequency peaks are input + output + per-thread traces, exactly") {
   const shape3 shape{128, 128, 512};
   const std::size_t threads = 2;
-  // Filters: one odd-extended trace of doubles per thread (padding 21 samples
-  // per side for the order-6 filters, 39 for the order-12 bandpass), rounded
-  // up to 64 bytes.
-  const auto padded = [](std::uint64_t samples) { return (samples * 8 + 63) / 64 * 64; };
+  // Filters: per thread, four odd-extended traces of doubles filtered together
+  // (padding 21 samples per side for the order-6 filters, 39 for the order-12
+  // bandpass), rounded up to 64 bytes.
+  const auto padded = [](std::uint64_t samples) { return (samples * 4 * 8 + 63) / 64 * 64; };
   // Convolutions: 128-tap wavelet (double, freed before the traces run), FFT
   // length 640 >= 512 + 127: the wavelet's spectrum (321 bins) and per thread a
   // real trace of 640 floats and a spectrum of 321 -> 328 (64-byte) bins.

@@ -4,10 +4,26 @@
 /// the RGB blend of three complex-trace attributes (dasf-seismic frequency.py).
 ///
 /// Memory: the filters and convolutions hold the input, the output and, per
-/// thread, one padded trace of scratch (the convolutions also one wavelet
-/// spectrum). rgb_blending streams its three attributes slice by slice like the
-/// complex-trace family and needs one extra inline slice.
+/// thread, padded traces of scratch (the filters four double traces, the
+/// convolutions one float trace, one spectrum, and one wavelet spectrum in all). rgb_blending streams its three
+/// attributes slice by slice like the complex-trace family and needs one extra inline slice.
+///
+/// Limits (one thread, 512-sample traces, measured on a 2-core x86-64 EPYC
+/// without FMA or AVX, as the portable build targets):
+/// - Butterworth filters: arithmetic. A section costs 9 double flops a sample
+///   a pass (5 mul, 4 add), so lowpass and highpass (3 sections, 21 samples
+///   of padding a side) ~59 flops a sample and bandpass (6 sections, 39) ~125.
+///   Four traces filtered per call in SSE2 doubles reach ~13 Gflop/s, about
+///   half of the core's two-lane add + mul peak; the rest is the recursion's
+///   latency (four dependent operations a sample a section) and the padding.
+/// - Wavelet convolutions: FFT flops. One r2c and one c2r transform of 640
+///   points per trace (~60 flops a sample); FFTW takes ~60 % of the time, the
+///   spectrum product and the copies in and out the rest.
+/// - rgb_blending: the instantaneous-frequency stream plus a second analytic
+///   signal per trace for the envelope and cosine, so about two
+///   instantaneous_frequency passes' worth of FFTs.
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -17,6 +33,10 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "dwsr/operators/detail/analytic_attributes.hpp"
 #include "dwsr/operators/detail/butterworth.hpp"
@@ -47,16 +67,24 @@ struct along_time : float32_output {
   dwsr::halo halo() const { return {.whole_traces = true}; }
 };
 
-/// filtfilt of every trace with `filter`, in parallel; one padded trace of
-/// double scratch per thread.
+/// filtfilt of every trace with `filter`, in parallel, detail::filter_lanes
+/// traces at a time (a thread's last group repeats its last trace); per thread,
+/// filter_lanes padded traces of double scratch.
 template <class Ctx>
 void filter_traces(Ctx& ctx, const butterworth& filter, cube_view<const float> in, cube_view<float> out) {
   const auto n = in.shape().samples;
-  const auto stride = detail::aligned_stride(detail::filtfilt_scratch(filter, n), sizeof(double));
-  auto scratch = ctx.template allocate<double>(stride * ctx.threads(), buffer_role::workspace);
+  const auto stride = detail::aligned_stride(detail::filtfilt_scratch(filter, n), sizeof(lane_doubles));
+  auto scratch = ctx.template allocate<lane_doubles>(stride * ctx.threads(), buffer_role::workspace);
   ctx.parallel_for(in.shape().traces(), [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
-    for (auto tr = b; tr < e; ++tr)
-      detail::filtfilt(filter, in.trace(tr).data(), n, out.trace(tr).data(), scratch.data() + slot * stride);
+    for (auto tr = b; tr < e; tr += filter_lanes) {
+      const float* x[filter_lanes];
+      float* y[filter_lanes];
+      for (std::uint64_t l = 0; l < filter_lanes; ++l) {
+        const auto t = std::min(tr + l, e - 1);
+        x[l] = in.trace(t).data(), y[l] = out.trace(t).data();
+      }
+      detail::filtfilt(filter, x, n, y, scratch.data() + slot * stride);
+    }
   });
 }
 
@@ -141,7 +169,8 @@ inline double numpy_sinc(double x) {
 
 /// lowpass_filter: order-6 Butterworth lowpass at `freq` Hz, zero-phase
 /// (scipy.signal.filtfilt semantics: odd padding of 21 samples, steady-state
-/// initial conditions, forward and backward passes) along time. Differs from
+/// initial conditions, forward and backward passes) along time, four traces
+/// at a time (arithmetic-bound: ~59 flops a sample, ~0.9 GB/s). Differs from
 /// the reference: dwsr designs and filters in double precision (second-order
 /// sections), the reference casts the coefficients to float32 and filters in
 /// float32.
@@ -151,7 +180,8 @@ DWSR_DECLARE_OPERATOR(lowpass_filter, "zero-phase order-6 Butterworth lowpass al
 /// highpass_filter: order-6 Butterworth highpass at `freq` Hz, zero-phase along
 /// time like lowpass_filter. Differs from the reference, whose HighpassFilter
 /// computes a lowpass (its btype attribute is name-mangled, so the lowpass
-/// design is used): dwsr's is a true highpass (tested analytically: a sine
+/// design is used): dwsr's is a true highpass, at lowpass_filter's cost
+/// (tested analytically: a sine
 /// above the cutoff passes, one below is attenuated by |H(f)|^2), designed and
 /// applied in double precision.
 DWSR_DECLARE_OPERATOR(highpass_filter, "zero-phase order-6 Butterworth highpass along time",
@@ -159,7 +189,8 @@ DWSR_DECLARE_OPERATOR(highpass_filter, "zero-phase order-6 Butterworth highpass 
 
 /// bandpass_filter: Butterworth bandpass between `freq_lp` and `freq_hp` Hz
 /// (order-6 prototype, order 12 in all), zero-phase along time (padding 39
-/// samples). Differs from the reference: double-precision sections, where the
+/// samples; arithmetic-bound: ~125 flops a sample, about half of
+/// lowpass_filter's speed). Differs from the reference: double-precision sections, where the
 /// reference filters with float32 coefficients of the order-12 polynomial,
 /// which moves its output by up to ~5e-3 of its range.
 struct bandpass_filter : detail::filter_base {
@@ -192,6 +223,7 @@ struct bandpass_filter : detail::filter_base {
 /// cwt_ricker: every trace convolved (numpy 'same' alignment) with a Ricker
 /// wavelet of peak frequency `freq`, (1 - 2 (pi f t)^2) exp(-(pi f t)^2),
 /// sampled like the reference at t = -0.256 s + k dt over 0.512 s (128 taps at 4 ms).
+/// FFT-bound: one r2c and one c2r transform of 640 points per 512-sample trace.
 struct cwt_ricker : detail::along_time {
   static constexpr std::string_view name = "cwt_ricker";
   static constexpr std::string_view summary = "convolution along time with a 0.512 s Ricker wavelet";
@@ -222,7 +254,7 @@ struct cwt_ricker : detail::along_time {
 /// same 0.512 s axis as cwt_ricker. Kept as the reference defines it, so that
 /// outputs match: each term is (pi f)^2 / (pi df) numpy.sinc(pi f t)^2, and
 /// numpy.sinc(x) already is sin(pi x) / (pi x), so the terms are sinc^2 of
-/// pi^2 f t rather than the textbook Ormsby's pi f t.
+/// pi^2 f t rather than the textbook Ormsby's pi f t. FFT-bound like cwt_ricker.
 struct cwt_ormsby : detail::along_time {
   static constexpr std::string_view name = "cwt_ormsby";
   static constexpr std::string_view summary = "convolution along time with the reference's 0.512 s Ormsby wavelet";
@@ -267,6 +299,31 @@ inline float nan_max(float a, float b) {
   return std::isnan(a) || std::isnan(b) ? std::numeric_limits<float>::quiet_NaN() : (b > a ? b : a);
 }
 
+/// Folds v[0, n) into lo and hi with nan_min and nan_max. The result is the
+/// same in any order, so SSE2 folds four lanes at a time (tracking NaN apart:
+/// minps and maxps do not propagate it).
+inline void fold_extremes(const float* v, std::uint64_t n, float& lo, float& hi) {
+  std::uint64_t t = 0;
+#if defined(__SSE2__)
+  if (n >= 4) {
+    __m128 mn = _mm_loadu_ps(v), mx = mn, nan = _mm_cmpunord_ps(mn, mn);
+    for (t = 4; t + 4 <= n; t += 4) {
+      const __m128 x = _mm_loadu_ps(v + t);
+      nan = _mm_or_ps(nan, _mm_cmpunord_ps(x, x));
+      mn = _mm_min_ps(mn, x);
+      mx = _mm_max_ps(mx, x);
+    }
+    alignas(16) float a[4], b[4];
+    _mm_store_ps(a, mn), _mm_store_ps(b, mx);
+    if (_mm_movemask_ps(nan))
+      lo = hi = std::numeric_limits<float>::quiet_NaN();
+    else
+      for (int k = 0; k < 4; ++k) lo = nan_min(lo, a[k]), hi = nan_max(hi, b[k]);
+  }
+#endif
+  for (; t < n; ++t) lo = nan_min(lo, v[t]), hi = nan_max(hi, v[t]);
+}
+
 /// numpy's astype(int64) of a float32 on x86-64: truncation; NaN and values
 /// outside the int64 range give INT64_MIN.
 inline std::int64_t truncate_like_numpy(float v) {
@@ -287,15 +344,27 @@ inline std::int64_t blend(std::int64_t r, std::int64_t g, std::int64_t b) {
   return static_cast<std::int64_t>(u);
 }
 
-/// Envelope and cosine of the instantaneous phase, exactly as the complex-trace
-/// operators envelope and cosine_instantaneous_phase compute them.
-inline float envelope_of(std::complex<float> a) { return std::abs(a); }
-inline float cosine_phase_of(std::complex<float> a) { return detail::cosine_of_phase(a); }
+/// Calls f(cos, t, len) for chunks [t, t + len) of [t0, t0 + count) with the
+/// cosines of the instantaneous phase there (as cosine_instantaneous_phase
+/// computes them) from the analytic signal a and its envelope env, a chunk of
+/// 64 at a time on the stack.
+template <class F>
+void for_each_cosine_chunk(const std::complex<float>* a, const float* env, std::uint64_t t0, std::uint64_t count,
+                           F&& f) {
+  constexpr std::uint64_t chunk = 64;
+  float cos[chunk];
+  for (std::uint64_t t = t0, end = t0 + count; t < end; t += chunk) {
+    const auto len = std::min(chunk, end - t);
+    detail::cosine_from_modulus(detail::interleaved_samples{a + t}, env + t, cos, len);
+    f(static_cast<const float*>(cos), t, len);
+  }
+}
 
-/// Calls f(il, x, analytic, frequency, slot) for every trace (il, x), inline
-/// slice by inline slice, where `frequency` is the trace's instantaneous
-/// frequency. Buffers: the analytic workspace, the frequency stream's slices
-/// and one frequency slice.
+/// Calls f(il, x, a, env, frequency, slot) for every trace (il, x), inline
+/// slice by inline slice, with the trace's analytic signal, envelope (as the
+/// complex-trace operator envelope computes it) and instantaneous frequency.
+/// Buffers: the analytic workspace (whose real scratch holds env), the
+/// frequency stream's slices and one frequency slice.
 template <class Ctx, class F>
 void for_each_rgb_trace(Ctx& ctx, cube_view<const float> in, double fs, F&& f) {
   const auto shape = in.shape();
@@ -305,9 +374,14 @@ void for_each_rgb_trace(Ctx& ctx, cube_view<const float> in, double fs, F&& f) {
   if constexpr (!Ctx::computes) return;
   for (std::uint64_t il = 0; il < shape.inlines; ++il) {
     freq.next(il, slice.data());
+    const auto nt = shape.samples;
     ctx.parallel_for(shape.crosslines, [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
-      for (auto x = b; x < e; ++x)
-        f(il, x, ws.analytic(slot, in.trace(il, x).data()), slice.data() + x * shape.samples, slot);
+      for (auto x = b; x < e; ++x) {
+        const auto* a = ws.analytic(slot, in.trace(il, x).data());
+        float* env = ws.real_scratch(slot);
+        detail::modulus(detail::interleaved_samples{a}, env, nt);
+        f(il, x, a, env, slice.data() + x * nt, slot);
+      }
     });
   }
 }
@@ -356,16 +430,16 @@ struct rgb_blending : detail::sample_rate_param {
     }
     detail::for_each_rgb_trace(
         ctx, in, fs(),
-        [&](std::uint64_t il, std::uint64_t x, const std::complex<float>* a, const float* freq, std::size_t slot) {
+        [&](std::uint64_t il, std::uint64_t x, const std::complex<float>* a, const float* env, const float* freq,
+            std::size_t slot) {
           if (il < interior.begin[0] || il >= interior.end[0] || x < interior.begin[1] || x >= interior.end[1]) return;
           float* m = extremes.data() + 6 * slot;
-          for (std::uint64_t t = interior.begin[2]; t < interior.end[2]; ++t) {
-            const float v[3] = {detail::envelope_of(a[t]), detail::cosine_phase_of(a[t]), freq[t]};
-            for (std::size_t c = 0; c < 3; ++c) {
-              m[2 * c] = detail::nan_min(m[2 * c], v[c]);
-              m[2 * c + 1] = detail::nan_max(m[2 * c + 1], v[c]);
-            }
-          }
+          const auto t0 = interior.begin[2], count = interior.end[2] - interior.begin[2];
+          detail::fold_extremes(env + t0, count, m[0], m[1]);
+          detail::fold_extremes(freq + t0, count, m[4], m[5]);
+          detail::for_each_cosine_chunk(a, env, t0, count, [&](const float* cos, std::uint64_t, std::uint64_t len) {
+            detail::fold_extremes(cos, len, m[2], m[3]);
+          });
         });
     if constexpr (Ctx::computes) {
       if (acc.values.empty()) {
@@ -399,12 +473,14 @@ struct rgb_blending : detail::sample_rate_param {
     const auto nt = in.shape().samples;
     detail::for_each_rgb_trace(
         ctx, in, fs(),
-        [&](std::uint64_t il, std::uint64_t x, const std::complex<float>* a, const float* freq, std::size_t) {
+        [&](std::uint64_t il, std::uint64_t x, const std::complex<float>* a, const float* env, const float* freq,
+            std::size_t) {
           std::int64_t* dst = y.trace(il, x).data();
-          for (std::uint64_t t = 0; t < nt; ++t)
-            dst[t] = detail::blend(detail::grey(detail::envelope_of(a[t]), lo[0], hi[0]),
-                                   detail::grey(detail::cosine_phase_of(a[t]), lo[1], hi[1]),
-                                   detail::grey(freq[t], lo[2], hi[2]));
+          detail::for_each_cosine_chunk(a, env, 0, nt, [&](const float* cos, std::uint64_t t0, std::uint64_t len) {
+            for (std::uint64_t k = 0, t = t0; k < len; ++k, ++t)
+              dst[t] = detail::blend(detail::grey(env[t], lo[0], hi[0]), detail::grey(cos[k], lo[1], hi[1]),
+                                     detail::grey(freq[t], lo[2], hi[2]));
+          });
         });
   }
 };

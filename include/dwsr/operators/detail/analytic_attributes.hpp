@@ -18,6 +18,7 @@
 #include "dwsr/operators/detail/analytic_signal.hpp"
 #include "dwsr/operators/detail/common.hpp"
 #include "dwsr/operators/detail/derivative_stream.hpp"
+#include "dwsr/operators/detail/polar.hpp"
 #include "dwsr/operators/detail/sample_rate_param.hpp"
 #include "dwsr/ops/operator.hpp"
 
@@ -40,26 +41,13 @@ void for_each_analytic(Ctx& ctx, cube_view<const float> in, F&& f) {
   });
 }
 
-/// Writes f(analytic, input) of every sample: attributes that are pointwise in a.
-template <class Ctx, class F>
-void analytic_pointwise(Ctx& ctx, cube_view<const float> in, cube_view<float> out, F&& f) {
-  const auto n = in.shape().samples;
-  for_each_analytic(ctx, in, [&](std::uint64_t tr, const std::complex<float>* a, std::size_t, const auto&) {
-    const float* x = in.trace(tr).data();
-    float* y = out.trace(tr).data();
-    for (std::uint64_t t = 0; t < n; ++t) y[t] = f(a[t], x[t]);
-  });
-}
+/// Degrees per radian, in float as the phases are scaled.
+inline constexpr float degrees_per_radian = static_cast<float>(180.0 / std::numbers::pi);
 
 /// Phase angle(a) in degrees.
-inline float degrees(std::complex<float> a) {
-  return std::atan2(a.imag(), a.real()) * static_cast<float>(180.0 / std::numbers::pi);
-}
+inline float degrees(std::complex<float> a) { return angle(a.imag(), a.real()) * degrees_per_radian; }
 /// cos(angle(a)) without the angle: Re(a) / |a| (and cos(angle(0)) = 1).
-inline float cosine_of_phase(std::complex<float> a) {
-  const float r = std::abs(a);
-  return r > 0 ? a.real() / r : 1.0f;
-}
+inline float cosine_of_phase(std::complex<float> a) { return cosine(a.real(), a.imag()); }
 
 /// Spreads, over each envelope lobe (troughs of env start new lobes), the value
 /// pick(peak) at the lobe's first envelope maximum; NaN becomes 0.
@@ -79,151 +67,114 @@ void spread_over_lobes(const float* env, std::uint64_t n, float* out, Pick&& pic
   flush(n);
 }
 
-/// Envelope of the traces of inline slice `il` into `dst`.
-template <class Ctx>
-void envelope_slice(Ctx& ctx, const analytic_workspace<Ctx>& ws, cube_view<const float> in, std::uint64_t il,
-                    float* dst) {
-  const auto nt = in.shape().samples;
-  ctx.parallel_for(in.shape().crosslines, [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
-    for (auto x = b; x < e; ++x) {
-      const auto* a = ws.analytic(slot, in.trace(il, x).data());
-      for (std::uint64_t t = 0; t < nt; ++t) dst[x * nt + t] = std::abs(a[t]);
-    }
-  });
-}
-
 /// relative_amplitude_change, one inline slice at a time: clip(D(env) / env, -1, 1), NaN -> 0.
 template <class Ctx>
 class rac_stream {
  public:
-  // The source lambda captures only `this`, so std::function stores it inline:
-  // no heap allocation outside the context.
+  /// The stream of the envelopes that `envelope(il, x, slot, kept)` writes to
+  /// `kept` (and returns).
+  rac_stream(Ctx& ctx, shape3 shape, typename derivative_stream<Ctx>::trace_fn envelope)
+      : n_(shape.samples), d_(ctx, shape, time_difference::plain, std::move(envelope)) {}
+  /// The stream of the envelopes of `in`'s analytic signals.
   rac_stream(Ctx& ctx, const analytic_workspace<Ctx>& ws, cube_view<const float> in)
-      : ctx_(&ctx),
-        ws_(&ws),
+      : ws_(&ws),
         in_(in),
-        slice_(in.shape().crosslines * in.shape().samples),
-        d_(ctx, in.shape(), time_difference::plain,
-           [this](std::uint64_t il, float* dst) { envelope_slice(*ctx_, *ws_, in_, il, dst); }) {}
-  /// The stream of an attribute without parameters.
-  rac_stream(Ctx& ctx, const analytic_workspace<Ctx>& ws, cube_view<const float> in, const no_params&)
+        n_(in.shape().samples),
+        d_(ctx, in.shape(), time_difference::plain, [this](auto il, auto x, auto slot, float* env) {
+          modulus(interleaved_samples{ws_->analytic(slot, in_.trace(il, x).data())}, env, in_.shape().samples);
+          return static_cast<const float*>(env);
+        }) {}
+  /// The stream of an attribute without parameters (the envelope, its source, is always kept).
+  rac_stream(Ctx& ctx, const analytic_workspace<Ctx>& ws, cube_view<const float> in, const no_params&, bool = true)
       : rac_stream(ctx, ws, in) {}
 
-  void next(std::uint64_t il, float* dst) {
-    if constexpr (!Ctx::computes) return;
-    d_.next(il, dst);
-    const float* env = d_.source_slice(il);
-    ctx_->parallel_for(
-        slice_,
-        [&](std::uint64_t b, std::uint64_t e, std::size_t) {
-          for (auto k = b; k < e; ++k) dst[k] = std::clamp(nan_to_zero(dst[k] / env[k]), -1.0f, 1.0f);
-        },
-        4096);
+  /// Writes slice il to dst, then calls finish(x, y, envelope) per trace.
+  template <class Finish = keep_derivative>
+  void next(std::uint64_t il, float* dst, Finish&& finish = {}) {
+    d_.next(il, dst, [&](std::uint64_t x, float* y, const float* env) {
+      for (std::uint64_t t = 0; t < n_; ++t) y[t] = std::clamp(nan_to_zero(y[t] / env[t]), -1.0f, 1.0f);
+      finish(x, y, env);
+    });
   }
 
  private:
-  Ctx* ctx_;
-  const analytic_workspace<Ctx>* ws_;
+  const analytic_workspace<Ctx>* ws_ = nullptr;
   cube_view<const float> in_;
-  std::uint64_t slice_;
+  std::uint64_t n_;
   derivative_stream<Ctx> d_;
 };
 
 /// instantaneous_frequency, one inline slice at a time: |D(unwrap(phase))| fs / 2 pi.
+/// Optionally keeps the envelopes of the slice (source_slice) for attributes
+/// that combine the two, from the same analytic signals.
 template <class Ctx>
 class frequency_stream {
  public:
-  frequency_stream(Ctx& ctx, const analytic_workspace<Ctx>& ws, cube_view<const float> in, double fs)
-      : ctx_(&ctx),
-        ws_(&ws),
+  frequency_stream(Ctx& ctx, const analytic_workspace<Ctx>& ws, cube_view<const float> in, double fs,
+                   bool keep_envelope = false)
+      : ws_(&ws),
         in_(in),
-        slice_(in.shape().crosslines * in.shape().samples),
         scale_(fs / (2 * std::numbers::pi)),
+        keep_envelope_(keep_envelope),
         d_(ctx, in.shape(), time_difference::unwrapped_phase,
-           [this](std::uint64_t il, float* dst) { phase(il, dst); }) {}
+           [this](auto il, auto x, auto slot, float* env) { return phase(il, x, slot, env); }) {}
   /// The stream of an attribute with `sample_rate`.
-  frequency_stream(Ctx& ctx, const analytic_workspace<Ctx>& ws, cube_view<const float> in, const sample_rate_param& p)
-      : frequency_stream(ctx, ws, in, p.fs()) {}
+  frequency_stream(Ctx& ctx, const analytic_workspace<Ctx>& ws, cube_view<const float> in, const sample_rate_param& p,
+                   bool keep_envelope = false)
+      : frequency_stream(ctx, ws, in, p.fs(), keep_envelope) {}
 
-  void next(std::uint64_t il, float* dst) {
-    if constexpr (!Ctx::computes) return;
-    d_.next(il, dst);
-    ctx_->parallel_for(
-        slice_,
-        [&](std::uint64_t b, std::uint64_t e, std::size_t) {
-          for (auto k = b; k < e; ++k) dst[k] = static_cast<float>(std::abs(dst[k] * scale_));
-        },
-        4096);
-  }
-
- private:
-  // Wrapped phase of the traces of slice il (the stream unwraps its steps).
-  void phase(std::uint64_t il, float* dst) const {
-    const auto nt = in_.shape().samples;
-    ctx_->parallel_for(in_.shape().crosslines, [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
-      for (auto x = b; x < e; ++x) {
-        const auto* a = ws_->analytic(slot, in_.trace(il, x).data());
-        for (std::uint64_t t = 0; t < nt; ++t) dst[x * nt + t] = std::arg(a[t]);
-      }
+  /// Writes slice il to dst, then calls finish(x, y, envelope) per trace
+  /// (the envelope only when kept).
+  template <class Finish = keep_derivative>
+  void next(std::uint64_t il, float* dst, Finish&& finish = {}) {
+    d_.next(il, dst, [&](std::uint64_t x, float* y, const float* env) {
+      for (std::uint64_t t = 0; t < n_; ++t) y[t] = static_cast<float>(std::abs(y[t] * scale_));
+      finish(x, y, env);
     });
   }
+  /// The envelopes of slice il (when kept), valid after next(il) until next(il + 1) returns.
+  const float* envelope_slice(std::uint64_t il) const { return d_.source_slice(il); }
 
-  Ctx* ctx_;
+ private:
+  // Wrapped phase of trace (il, x) in the slot's real scratch (the stream
+  // unwraps its steps), and its envelope in env when kept.
+  const float* phase(std::uint64_t il, std::uint64_t x, std::size_t slot, float* env) const {
+    const auto* a = ws_->analytic(slot, in_.trace(il, x).data());
+    if (keep_envelope_) modulus(interleaved_samples{a}, env, n_);
+    float* p = ws_->real_scratch(slot);
+    angle(interleaved_samples{a}, p, n_);
+    return p;
+  }
+
   const analytic_workspace<Ctx>* ws_;
   cube_view<const float> in_;
-  std::uint64_t slice_;
+  std::uint64_t n_ = in_.shape().samples;
   double scale_;
+  bool keep_envelope_;
   derivative_stream<Ctx> d_;
 };
 
-/// Runs `stream.next` for every inline slice of `out`, then finish(il, slice).
-template <class Ctx, class Stream, class Finish>
-void stream_slices(Ctx&, Stream& stream, cube_view<float> out, Finish&& finish) {
+/// Calls f(il, slice) for every inline slice of `out`, in order.
+template <class Ctx, class F>
+void for_each_slice(cube_view<float> out, F&& f) {
   if constexpr (!Ctx::computes) return;
   const auto slice = out.shape().crosslines * out.shape().samples;
-  for (std::uint64_t il = 0; il < out.shape().inlines; ++il) {
-    float* dst = out.data() + il * slice;
-    stream.next(il, dst);
-    finish(il, dst);
-  }
+  for (std::uint64_t il = 0; il < out.shape().inlines; ++il) f(il, out.data() + il * slice);
 }
 
-/// One inline slice of a streamed attribute as its finish step sees it: the
-/// stream's values `y` (crosslines x samples, rewritten in place) and what
-/// computing more of the slice needs.
-template <class Ctx>
-struct attribute_slice {
-  Ctx& ctx;
-  const analytic_workspace<Ctx>& ws;
-  cube_view<const float> in;
-  std::uint64_t il;
-  float* y;
-  std::uint64_t size() const { return in.shape().crosslines * in.shape().samples; }
-};
-
-/// For every trace of the slice: f(env, x, y) with the trace's envelope, samples and values.
-template <class Ctx, class F>
-void with_envelope(const attribute_slice<Ctx>& s, F&& f) {
-  const auto nt = s.in.shape().samples;
-  s.ctx.parallel_for(s.in.shape().crosslines, [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
-    for (auto x = b; x < e; ++x) {
-      const float* trace = s.in.trace(s.il, x).data();
-      const auto* a = s.ws.analytic(slot, trace);
-      float* env = s.ws.real_scratch(slot);
-      for (std::uint64_t t = 0; t < nt; ++t) env[t] = std::abs(a[t]);
-      f(env, trace, s.y + x * nt);
-    }
-  });
-}
-
-/// An attribute that is a pointwise function of the analytic signal a and the
-/// trace x: Derived::at(a, x).
+/// An attribute that is a pointwise function of the analytic signal, written
+/// a trace at a time: Derived::of_trace(a, y, n) writes the n samples of y
+/// from the trace's analytic signal a.
 template <class Derived>
 struct pointwise_attribute : no_params, complex_trace_halo<0> {
   using no_params::no_params;
   template <ExecutionContext Ctx>
   void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
-    analytic_pointwise(ctx, in, out[0].as<float>(), Derived::at);
+    const auto n = in.shape().samples;
+    const auto y = out[0].as<float>();
+    for_each_analytic(ctx, in, [&](std::uint64_t tr, const std::complex<float>* a, std::size_t, const auto&) {
+      Derived::of_trace(a, y.trace(tr).data(), n);
+    });
   }
 };
 
@@ -240,7 +191,7 @@ struct lobe_response : no_params, complex_trace_halo<0> {
     for_each_analytic(ctx, in, [&](std::uint64_t tr, const std::complex<float>* a, std::size_t slot, const auto& ws) {
       const float* x = in.trace(tr).data();
       float* env = ws.real_scratch(slot);
-      for (std::uint64_t t = 0; t < n; ++t) env[t] = std::abs(a[t]);
+      modulus(interleaved_samples{a}, env, n);
       spread_over_lobes(env, n, y.trace(tr).data(), [&](std::uint64_t p) { return Derived::at_peak(a, x, env, p); });
     });
   }
@@ -248,26 +199,30 @@ struct lobe_response : no_params, complex_trace_halo<0> {
 
 /// An attribute streamed slice by slice from Stream (rac_stream or
 /// frequency_stream, configured by Params): each slice of the stream,
-/// post-processed in place by Derived::finish(attribute_slice), is the output.
+/// post-processed trace by trace in place by Derived::finish(y, env, n) (env:
+/// the trace's envelope where the stream keeps it), is the output.
 template <class Derived, class Params, template <class> class Stream>
 struct streamed_attribute : Params, complex_trace_halo<1> {
   using Params::Params;
+  /// Whether finish reads the envelope (a frequency stream then keeps it).
+  static constexpr bool reads_envelope = false;
   /// Keeps the stream's values (Derived may hide it).
-  static void finish(const auto&) {}
+  static void finish(float*, const float*, std::uint64_t) {}
 
   /// Calls f(ws, stream) with the analytic workspace of `in` and the stream over it.
   template <class Ctx, class F>
   void with_stream(Ctx& ctx, cube_view<const float> in, F&& f) const {
     analytic_workspace<Ctx> ws(ctx, in.shape().samples);
-    Stream<Ctx> stream(ctx, ws, in, static_cast<const Params&>(*this));
+    Stream<Ctx> stream(ctx, ws, in, static_cast<const Params&>(*this), Derived::reads_envelope);
     f(ws, stream);
   }
 
   template <ExecutionContext Ctx>
   void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
-    with_stream(ctx, in, [&](const analytic_workspace<Ctx>& ws, auto& stream) {
-      stream_slices(ctx, stream, out[0].as<float>(), [&](std::uint64_t il, float* y) {
-        Derived::finish(attribute_slice<Ctx>{ctx, ws, in, il, y});
+    const auto n = in.shape().samples;
+    with_stream(ctx, in, [&](const analytic_workspace<Ctx>&, auto& stream) {
+      for_each_slice<Ctx>(out[0].as<float>(), [&](std::uint64_t il, float* y) {
+        stream.next(il, y, [n](std::uint64_t, float* yt, const float* env) { Derived::finish(yt, env, n); });
       });
     });
   }
@@ -282,14 +237,13 @@ using frequency_attribute = streamed_attribute<Derived, sample_rate_param, frequ
 
 /// An attribute of the instantaneous frequency and the envelope, trace by
 /// trace: Derived::of_trace(env, y, n) rewrites the frequency trace y (n
-/// samples) from it and the envelope env.
+/// samples) from it and the envelope env (kept by the stream from the same
+/// analytic signals).
 template <class Derived>
 struct frequency_envelope_attribute : frequency_attribute<Derived> {
   using frequency_attribute<Derived>::frequency_attribute;
-  static void finish(const auto& slice) {
-    const auto n = slice.in.shape().samples;
-    with_envelope(slice, [&](const float* env, const float*, float* y) { Derived::of_trace(env, y, n); });
-  }
+  static constexpr bool reads_envelope = true;
+  static void finish(float* y, const float* env, std::uint64_t n) { Derived::of_trace(env, y, n); }
 };
 
 /// D(Of) of a streamed attribute Of: its stream differentiated once more along
@@ -301,29 +255,39 @@ struct derivative_attribute : Of {
   template <ExecutionContext Ctx>
   void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
     this->with_stream(ctx, in, [&](const auto&, auto& stream) {
-      derivative_stream<Ctx> d(ctx, in.shape(), time_difference::plain,
-                               [&stream](std::uint64_t il, float* dst) { stream.next(il, dst); });
-      stream_slices(ctx, d, out[0].as<float>(), [](std::uint64_t, float*) {});
+      derivative_stream<Ctx> d(
+          ctx, in.shape(), time_difference::plain,
+          typename derivative_stream<Ctx>::slice_fn([&stream](std::uint64_t il, float* dst) { stream.next(il, dst); }));
+      for_each_slice<Ctx>(out[0].as<float>(), [&](std::uint64_t il, float* y) { d.next(il, y); });
     });
   }
 };
 
 /// An attribute combining the instantaneous frequency with the relative
-/// amplitude change, voxel by voxel: Derived::combine(frequency, rac), slice
-/// by slice (one extra slice).
+/// amplitude change, voxel by voxel: Derived::combine(frequency, rac, count)
+/// rewrites `count` frequencies from them, slice by slice (one extra slice).
+/// Both streams share one analytic signal per trace: the relative amplitude
+/// change differentiates the envelopes the frequency stream keeps.
 template <class Derived>
 struct frequency_and_rac_attribute : sample_rate_param, complex_trace_halo<1> {
   using sample_rate_param::sample_rate_param;
   template <ExecutionContext Ctx>
   void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
-    analytic_workspace<Ctx> ws(ctx, in.shape().samples);
-    frequency_stream<Ctx> freq(ctx, ws, in, fs());
-    rac_stream<Ctx> rac(ctx, ws, in);
-    const auto slice = in.shape().crosslines * in.shape().samples;
-    auto rac_slice = ctx.template allocate<float>(slice, buffer_role::workspace);
-    stream_slices(ctx, freq, out[0].as<float>(), [&](std::uint64_t il, float* y) {
-      rac.next(il, rac_slice.data());
-      for (std::uint64_t k = 0; k < slice; ++k) y[k] = Derived::combine(y[k], rac_slice[k]);
+    const auto n = in.shape().samples;
+    analytic_workspace<Ctx> ws(ctx, n);
+    frequency_stream<Ctx> freq(ctx, ws, in, fs(), true);
+    rac_stream<Ctx> rac(ctx, in.shape(), [&freq, n](std::uint64_t il, std::uint64_t x, std::size_t, float* env) {
+      const float* kept = freq.envelope_slice(il) + x * n;
+      std::copy(kept, kept + n, env);
+      return static_cast<const float*>(env);
+    });
+    auto rac_slice = ctx.template allocate<float>(in.shape().crosslines * n, buffer_role::workspace);
+    // rac.next(il) reads the envelopes of slices il and il + 1, which
+    // freq.next(il) has just computed.
+    for_each_slice<Ctx>(out[0].as<float>(), [&](std::uint64_t il, float* y) {
+      freq.next(il, y);
+      rac.next(il, rac_slice.data(),
+               [&](std::uint64_t x, float* r, const float*) { Derived::combine(y + x * n, r, n); });
     });
   }
 };

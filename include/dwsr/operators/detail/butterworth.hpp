@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <numbers>
 #include <string>
+#include <utility>
 
 #include "dwsr/error.hpp"
 
@@ -129,52 +130,80 @@ inline std::uint64_t filtfilt_padlen(const butterworth& f, std::uint64_t n) {
 /// Doubles a trace of n samples needs as filtfilt scratch.
 inline std::uint64_t filtfilt_scratch(const butterworth& f, std::uint64_t n) { return n + 2 * filtfilt_padlen(f, n); }
 
-/// Runs the cascade over ext[0, len) in place, forwards or backwards, starting
-/// every section from the steady state of a constant input equal to the first
-/// sample. Sample-major, so that the sections' recursions overlap in the CPU
-/// (each is latency-bound on its own).
-inline void cascade(const butterworth& f, double* ext, std::uint64_t len, bool backwards) {
-  const std::size_t sections = f.sections();
-  double z0[butterworth::max_sections], z1[butterworth::max_sections];
-  double level = ext[backwards ? len - 1 : 0];  // constant input level seen by section s
-  for (std::size_t s = 0; s < sections; ++s) {
-    const auto& q = f.section(s);
-    const double g = q.dc_gain();
+/// Traces filtered together, one per vector lane. The recursions are serial
+/// along time (each sample needs the section's previous output), so a single
+/// trace leaves the FP units waiting on latency; lanes fill them, and each lane
+/// performs exactly the scalar operations of one trace, so results do not
+/// depend on which traces share a vector. Four lanes are two SSE2 registers:
+/// two independent recursions per section interleave in the pipeline.
+inline constexpr std::uint64_t filter_lanes = 4;
+
+/// filter_lanes doubles, one per trace (GCC/Clang vector extension: SSE2 on x86-64).
+using lane_doubles = double __attribute__((vector_size(filter_lanes * sizeof(double))));
+
+/// Runs the cascade of `Sections` sections over ext[0, len) in place, forwards
+/// or backwards, every lane starting every section from the steady state of a
+/// constant input equal to its first sample. Sample-major, so that the
+/// sections' recursions overlap in the CPU; the section count is a template
+/// argument so that the states stay in registers.
+template <std::size_t Sections>
+void cascade(const butterworth& f, lane_doubles* ext, std::uint64_t len, bool backwards) {
+  biquad q[Sections];
+  lane_doubles z0[Sections], z1[Sections];
+  lane_doubles level = ext[backwards ? len - 1 : 0];  // constant input level seen by section s
+  for (std::size_t s = 0; s < Sections; ++s) {
+    q[s] = f.section(s);
+    const double g = q[s].dc_gain();
     // lfilter_zi of the section (transposed direct form II), times its input level.
-    z0[s] = (q.b1 + q.b2 - (q.a1 + q.a2) * g) * level;
-    z1[s] = (q.b2 - q.a2 * g) * level;
+    z0[s] = (q[s].b1 + q[s].b2 - (q[s].a1 + q[s].a2) * g) * level;
+    z1[s] = (q[s].b2 - q[s].a2 * g) * level;
     level *= g;
   }
-  for (std::uint64_t i = 0; i < len; ++i) {
-    double& v = ext[backwards ? len - 1 - i : i];
-    double x = v;
-    for (std::size_t s = 0; s < sections; ++s) {
-      const auto& q = f.section(s);
-      const double y = q.b0 * x + z0[s];
-      z0[s] = q.b1 * x - q.a1 * y + z1[s];
-      z1[s] = q.b2 * x - q.a2 * y;
+  const auto step = [&](lane_doubles& v) {
+    lane_doubles x = v;
+    for (std::size_t s = 0; s < Sections; ++s) {
+      const lane_doubles y = q[s].b0 * x + z0[s];
+      z0[s] = q[s].b1 * x - q[s].a1 * y + z1[s];
+      z1[s] = q[s].b2 * x - q[s].a2 * y;
       x = y;
     }
     v = x;
-  }
+  };
+  if (backwards)
+    for (std::uint64_t i = len; i-- > 0;) step(ext[i]);
+  else
+    for (std::uint64_t i = 0; i < len; ++i) step(ext[i]);
 }
 
-/// scipy.signal.filtfilt(b, a, x) of one trace of n samples into y, with the
-/// filter's default odd padding; `ext` is scratch of filtfilt_scratch(f, n) doubles.
-inline void filtfilt(const butterworth& f, const float* x, std::uint64_t n, float* y, double* ext) {
+/// cascade<f.sections()>.
+template <std::size_t... S>
+void cascade(const butterworth& f, lane_doubles* ext, std::uint64_t len, bool backwards, std::index_sequence<S...>) {
+  ((f.sections() == S + 1 ? cascade<S + 1>(f, ext, len, backwards) : void()), ...);
+}
+
+/// scipy.signal.filtfilt(b, a, x) with the filter's default odd padding, of
+/// filter_lanes traces of n samples at once: lane l reads x[l] and writes y[l]
+/// (lanes may repeat a trace; a repeated trace is written identically).
+/// `ext` is scratch of filtfilt_scratch(f, n) lane_doubles.
+inline void filtfilt(const butterworth& f, const float* const* x, std::uint64_t n, float* const* y, lane_doubles* ext) {
   if (n == 0) return;
   const std::uint64_t pad = filtfilt_padlen(f, n);
   const std::uint64_t len = n + 2 * pad;
-  const double first = x[0], last = x[n - 1];
-  // Odd extension: 2 x[0] - x[pad..1] | x | 2 x[n-1] - x[n-2..n-1-pad].
-  for (std::uint64_t k = 0; k < pad; ++k) {
-    ext[k] = 2 * first - double(x[pad - k]);
-    ext[pad + n + k] = 2 * last - double(x[n - 2 - k]);
+  for (std::uint64_t l = 0; l < filter_lanes; ++l) {
+    const float* xl = x[l];
+    const double first = xl[0], last = xl[n - 1];
+    // Odd extension: 2 x[0] - x[pad..1] | x | 2 x[n-1] - x[n-2..n-1-pad].
+    for (std::uint64_t k = 0; k < pad; ++k) {
+      ext[k][l] = 2 * first - double(xl[pad - k]);
+      ext[pad + n + k][l] = 2 * last - double(xl[n - 2 - k]);
+    }
+    for (std::uint64_t i = 0; i < n; ++i) ext[pad + i][l] = xl[i];
   }
-  for (std::uint64_t i = 0; i < n; ++i) ext[pad + i] = x[i];
-  detail::cascade(f, ext, len, false);
-  detail::cascade(f, ext, len, true);
-  for (std::uint64_t i = 0; i < n; ++i) y[i] = static_cast<float>(ext[pad + i]);
+  constexpr auto counts = std::make_index_sequence<butterworth::max_sections>();
+  detail::cascade(f, ext, len, false, counts);
+  detail::cascade(f, ext, len, true, counts);
+  for (std::uint64_t l = 0; l < filter_lanes; ++l)
+    for (std::uint64_t i = 0; i < n; ++i) y[l][i] = static_cast<float>(ext[pad + i][l]);
 }
 
 }  // namespace dwsr::operators::detail

@@ -77,6 +77,20 @@ class wavelet_convolution {
     }
   }
 
+  /// c[k] *= k[k] for k < n with the textbook products (ac - bd, ad + bc),
+  /// which is what std::complex's operator*= computes for finite values, but
+  /// without its NaN check and recovery call, which keep the loop from
+  /// vectorising (infinite spectra give NaN either way after the inverse transform).
+  static void multiply(std::complex<float>* c, const std::complex<float>* k, std::uint64_t n) {
+    auto* cf = reinterpret_cast<float*>(c);
+    const auto* kf = reinterpret_cast<const float*>(k);
+    for (std::uint64_t i = 0; i < 2 * n; i += 2) {
+      const float ar = cf[i], ai = cf[i + 1], br = kf[i], bi = kf[i + 1];
+      cf[i] = ar * br - ai * bi;
+      cf[i + 1] = ar * bi + ai * br;
+    }
+  }
+
   /// FFT length used for traces of n samples and an m-tap wavelet.
   std::uint64_t fft_length() const { return l_; }
 
@@ -87,7 +101,7 @@ class wavelet_convolution {
     for (std::uint64_t t = 0; t < n_; ++t) r[t] = x[t];
     for (std::uint64_t t = n_; t < l_; ++t) r[t] = 0.0f;
     plans_->forward(r, c);
-    for (std::uint64_t k = 0; k < bins_; ++k) c[k] *= kernel_[k];
+    multiply(c, kernel_.data(), bins_);
     plans_->backward(c, r);
     // 'same': the centred n samples of the n + m - 1 of the full convolution.
     const std::uint64_t start = (m_ - 1) / 2;
