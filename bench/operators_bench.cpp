@@ -4,6 +4,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,8 +39,10 @@ void run_real(benchmark::State& state, const dwsr::operator_entry* entry) {
     outputs.push_back(ctx.allocate<std::byte>(bench_shape.voxels() * dwsr::size_of(s.type), dwsr::buffer_role::output));
     refs.push_back({s.type, outputs.back().data(), bench_shape});
   }
+  // A combination operator (sweetness_from, ...) reads the same cube as each of its inputs.
+  const std::vector<dwsr::cube_view<const float>> inputs(op->arity(), {input.data(), bench_shape});
   for (auto _ : state) {
-    op->run(ctx, dwsr::cube_view<const float>(input.data(), bench_shape), refs);
+    op->run(ctx, std::span<const dwsr::cube_view<const float>>(inputs), refs);
     benchmark::DoNotOptimize(outputs.front().data());
     benchmark::ClobberMemory();
   }

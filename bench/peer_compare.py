@@ -829,12 +829,15 @@ def print_table(rows, args, shape, origin, skipped):
     def ratio(v):
         return f"{v:.2g}x" if v < 100 else f"{v:.0f}x"
 
+    def rate(v):  # three significant digits, never an exponent
+        return f"{v:.3g}" if v < 1000 else f"{v:.0f}"
+
     table = []
     for r in rows:
-        line = [r["family"], r["name"] + (" †" if r["sub"] else ""), f"{r['numpy']:.3g}", f"{r['dwsr']:.3g}",
+        line = [r["family"], r["name"] + (" †" if r["sub"] else ""), rate(r["numpy"]), rate(r["dwsr"]),
                 ratio(r["dwsr"] / r["numpy"]), ratio(r["dwsr_cpu"] / r["numpy_cpu"])]
         if args.threads > 1:
-            line += [f"{r['dwsr_t']:.3g}", f"{r['dwsr_t'] / r['dwsr']:.2f}x"]
+            line += [rate(r["dwsr_t"]), f"{r['dwsr_t'] / r['dwsr']:.2f}x"]
         table.append(line)
     today = datetime.date.today().isoformat()
     summary = (f"{today}, {machine()}; cube {text} float32 ({origin}); {library_versions()}; "
@@ -844,7 +847,7 @@ def print_table(rows, args, shape, origin, skipped):
     if skipped:
         notes.append(f"Not compared: {', '.join(skipped)} (two-input operators of a graph; "
                      "sweetness and dominant_frequency cover their math).")
-    notes.append("highpass_filter: the peer's class computes a lowpass (a name-mangling slip); "
+    notes.append("highpass_filter: the peer's class computes a lowpass; "
                  "the NumPy column is the highpass it means, at the same cost."
                  if any(r["name"] == "highpass_filter" for r in rows) else "")
     notes.append("response_*, apparent_polarity: the peer's per-lobe loop is Numba-compiled; "

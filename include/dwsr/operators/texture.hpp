@@ -7,6 +7,15 @@
 /// quantised rows of one window (uint8) and its integer co-occurrence counts;
 /// lbp2d keeps 2R + 1 periodically padded rows (double) and one row of codes;
 /// lbp3d reads its neighbours in place and allocates nothing.
+///
+/// Limit: arithmetic per voxel, far from memory bandwidth. A GLCM voxel costs
+/// the slide's count updates (two columns of pairs: 12 for the default 7x7
+/// window) and its property from integer state; one thread on 64x64x512 with
+/// the defaults: contrast and dissimilarity about 350 MB/s, mean, variance,
+/// std and correlation about 210, homogeneity 160, asm and energy 100, entropy
+/// 80 (the properties over the whole pair matrix cost the most). lbp2d (8
+/// interpolated neighbours) and lbp3d run at about 195 MB/s. The peer computes
+/// each window's matrix anew in Python, three to four orders of magnitude slower.
 
 #include <algorithm>
 #include <array>
