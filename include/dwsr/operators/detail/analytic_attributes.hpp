@@ -46,8 +46,6 @@ inline constexpr float degrees_per_radian = static_cast<float>(180.0 / std::numb
 
 /// Phase angle(a) in degrees.
 inline float degrees(std::complex<float> a) { return angle(a.imag(), a.real()) * degrees_per_radian; }
-/// cos(angle(a)) without the angle: Re(a) / |a| (and cos(angle(0)) = 1).
-inline float cosine_of_phase(std::complex<float> a) { return cosine(a.real(), a.imag()); }
 
 /// Spreads, over each envelope lobe (troughs of env start new lobes), the value
 /// pick(peak) at the lobe's first envelope maximum; NaN becomes 0.

@@ -1,10 +1,12 @@
 #pragma once
-/// \file Square roots of float arrays in SIMD lanes. The build keeps math errno
-/// on, so a loop calling std::sqrt does not vectorise (the call may set errno);
-/// the SSE2 root is the same correctly rounded IEEE operation, so results are
-/// std::sqrt's bit for bit, four samples per instruction.
+/// \file Square roots of float and double arrays in SIMD lanes. The build keeps
+/// math errno on, so a loop calling std::sqrt does not vectorise (the call may
+/// set errno); the SSE2 roots (baseline x86-64) are the same correctly rounded
+/// IEEE operation, so results are std::sqrt's bit for bit, four floats or two
+/// doubles per instruction.
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 
 #if defined(__SSE2__)
@@ -26,6 +28,15 @@ inline void sqrt_nan_to_zero(float* y, std::uint64_t n) {
     const float r = std::sqrt(y[t]);
     y[t] = std::isnan(r) ? 0.0f : r;
   }
+}
+
+/// x[k] = sqrt(x[k]) for k < n (NaN for a negative x, as std::sqrt).
+inline void sqrt_each(double* x, std::size_t n) {
+  std::size_t k = 0;
+#if defined(__SSE2__)
+  for (; k + 2 <= n; k += 2) _mm_storeu_pd(x + k, _mm_sqrt_pd(_mm_loadu_pd(x + k)));
+#endif
+  for (; k < n; ++k) x[k] = std::sqrt(x[k]);
 }
 
 }  // namespace dwsr::operators::detail

@@ -17,22 +17,9 @@
 #include <numbers>
 #include <utility>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+#include "dwsr/operators/detail/sqrt_lanes.hpp"
 
 namespace dwsr::operators::detail {
-
-/// x[k] = sqrt(x[k]) for k < n, correctly rounded like std::sqrt (NaN for a
-/// negative x). std::sqrt may set errno, which keeps the compiler from
-/// vectorising it; SSE2's sqrtpd (baseline x86-64) takes two at a time.
-inline void sqrt_each(double* x, std::size_t n) {
-  std::size_t k = 0;
-#if defined(__SSE2__)
-  for (; k + 2 <= n; k += 2) _mm_storeu_pd(x + k, _mm_sqrt_pd(_mm_loadu_pd(x + k)));
-#endif
-  for (; k < n; ++k) x[k] = std::sqrt(x[k]);
-}
 
 /// Eigenvalues (ascending) and the unit eigenvector of the largest one.
 struct tensor_eigen {
