@@ -25,6 +25,7 @@
 #include "dwsr/graph/graph_json.hpp"
 #include "dwsr/io/source.hpp"
 #include "dwsr/operators/catalogue.hpp"
+#include "dwsr/report/plan_report.hpp"
 #include "dwsr/sim/any_model.hpp"
 
 namespace dwsr::cli {
@@ -191,11 +192,6 @@ inline void remove_stale_partials_of(const std::filesystem::path& file) {
   report_stale(dir, remove_stale_partials(dir, [&](const std::string& target) { return target == name; }));
 }
 
-/// Per-worker figures as JSON.
-inline nlohmann::json workers_json(const std::vector<worker_memory>& ws) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& w : ws) out.push_back({{"peak_bytes", w.peak}, {"blocks", w.blocks}, {"events", w.events}});
-  return out;
-}
+using report::workers_json;
 
 }  // namespace dwsr::cli

@@ -2,24 +2,14 @@
 // `dwsr plan` and `dwsr advise`: the meta execution — per-worker peaks of a
 // chunked run without computing — and the chunk-size advisor.
 
-#include <chrono>
-
 #include "cli_common.hpp"
 #include "dwsr/graph/advisor.hpp"
 #include "dwsr/io/source.hpp"
 #include "dwsr/memory/recorder.hpp"
+#include "dwsr/report/plan_report.hpp"
 #include "dwsr/sim/trace_csv.hpp"
 
 namespace dwsr::cli {
-
-inline nlohmann::json evaluation_json(const chunk_evaluation& e, std::uint64_t input_bytes) {
-  return {{"chunk", to_string(e.plan.chunk)},
-          {"blocks", e.plan.blocks},
-          {"halo", e.plan.halo},
-          {"halo_overhead", e.plan.halo_overhead},
-          {"peak_bytes", e.peak},
-          {"peak_over_cube", double(e.peak) / double(input_bytes)}};
-}
 
 inline void add_plan_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
@@ -35,10 +25,8 @@ inline void add_plan_command(CLI::App& app) {
     const auto shape = predict.cube();
     const auto o = opts.options();
     const auto& allocator = predict.allocator;
-    const auto started = std::chrono::steady_clock::now();
-    const auto e =
-        evaluate_chunk(g, shape, o.chunk, {.workers = o.workers, .threads = o.threads, .allocator = allocator});
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    chunk_evaluation e;
+    auto j = report::plan_report(g, {opts.graph, shape, o, allocator}, &e);
     if (!trace.empty()) {
       // The trace lists every event of worker 0, held in memory until written.
       constexpr std::uint64_t trace_limit = 1u << 22;
@@ -51,22 +39,10 @@ inline void add_plan_command(CLI::App& app) {
       worker_events(chunked_schedule(g, shape, o), 0, rec);
       sim::write_trace_csv(trace, rec.events());
     }
+    if (opts.json) return print_json(j);
     const auto input_bytes = shape.voxels() * sizeof(float);
     const bool fits = e.peak <= o.budget;
-    if (opts.json) {
-      auto j = evaluation_json(e, input_bytes);
-      j["graph"] = opts.graph;
-      j["shape"] = to_string(shape);
-      j["workers"] = o.workers;
-      j["threads"] = o.threads;
-      j["allocator"] = allocator;
-      j["input_bytes"] = input_bytes;
-      j["planned_workers"] = workers_json(e.plan.workers);
-      j["events"] = e.plan.workers.at(0).events;
-      j["seconds"] = seconds;
-      if (!opts.memory.empty()) j["fits"] = fits, j["budget_bytes"] = o.budget;
-      return print_json(j);
-    }
+    const double seconds = j["seconds"];
     std::printf("%s on %s, chunk %s: %llu block%s on %zu worker%s x %zu thread%s (planned, nothing computed)\n",
                 opts.graph.c_str(), to_string(shape).c_str(), to_string(e.plan.chunk).c_str(),
                 static_cast<unsigned long long>(e.plan.blocks), e.plan.blocks == 1 ? "" : "s", o.workers,
@@ -104,21 +80,7 @@ inline void add_advise_command(CLI::App& app) {
     const advice_options o{.budget = opts.budget(), .workers = workers, .threads = threads, .allocator = allocator};
     const auto a = advise(g, shape, o);
     const auto input_bytes = shape.voxels() * sizeof(float);
-    if (json) {
-      nlohmann::json next = nlohmann::json::array();
-      for (const auto& n : a.next_larger) next.push_back(evaluation_json(n, input_bytes));
-      return print_json({{"graph", graph_text},
-                         {"shape", to_string(shape)},
-                         {"budget_bytes", o.budget},
-                         {"workers", workers},
-                         {"threads", threads},
-                         {"allocator", allocator},
-                         {"advice", evaluation_json(a.chosen, input_bytes)},
-                         {"next_larger", next},
-                         {"dask_default", evaluation_json(a.dask, input_bytes)},
-                         {"candidates", a.candidates},
-                         {"seconds", a.seconds}});
-    }
+    if (json) return print_json(report::advice_report(a, graph_text, shape, o));
     std::printf("%s on %s (%s), %s per worker, %zu worker%s x %zu thread%s\n", graph_text.c_str(),
                 to_string(shape).c_str(), human_bytes(input_bytes).c_str(), human_bytes(o.budget).c_str(), workers,
                 workers == 1 ? "" : "s", threads, threads == 1 ? "" : "s");

@@ -12,67 +12,14 @@
 
 #include "cli_common.hpp"
 #include "dwsr/core/bytes.hpp"
+#include "dwsr/report/replay_report.hpp"
 #include "dwsr/sim/any_model.hpp"
-#include "dwsr/sim/chrome_trace.hpp"
-#include "dwsr/sim/read_trace.hpp"
-#include "dwsr/sim/replay.hpp"
-#include "dwsr/sim/torch_what_if.hpp"
 
 namespace dwsr::cli {
 
 namespace detail {
 
-inline nlohmann::json stats_json(const sim::model_stats& s) {
-  return {{"requested", s.requested},
-          {"allocated", s.allocated},
-          {"reserved", s.reserved},
-          {"peak_requested", s.peak_requested},
-          {"peak_allocated", s.peak_allocated},
-          {"peak_reserved", s.peak_reserved},
-          {"segments", s.segments},
-          {"largest_free", s.largest_free},
-          {"total_free", s.total_free},
-          {"fragmentation", s.fragmentation()},
-          {"allocs", s.allocs},
-          {"frees", s.frees},
-          {"system_allocs", s.system_allocs},
-          {"system_frees", s.system_frees},
-          {"retries", s.retries}};
-}
-
 inline std::string with_bytes(std::uint64_t b) { return human_bytes(b) + " (" + std::to_string(b) + " B)"; }
-
-inline nlohmann::json models_json(const std::vector<sim::model_result>& results) {
-  nlohmann::json out;
-  auto& list = out = nlohmann::json::array();
-  for (const auto& m : results) {
-    nlohmann::json jm{{"spec", m.spec}, {"devices", nlohmann::json::array()}};
-    for (const auto& d : m.devices) {
-      nlohmann::json alive = nlohmann::json::array();
-      for (const auto& b : d.alive)
-        alive.push_back({{"id", b.id},
-                         {"bytes", b.bytes},
-                         {"node", b.node},
-                         {"role", name_of(b.role)},
-                         {"allocated_at", b.allocated_at}});
-      jm["devices"].push_back(
-          {{"device", name_of(d.dev)},
-           {"events", d.events},
-           {"peak_allocated", d.stats.peak_allocated},
-           {"peak_allocated_event", d.peak_allocated_event},
-           {"peak_reserved", d.stats.peak_reserved},
-           {"peak_reserved_event", d.peak_reserved_event},
-           {"at_peak", detail::stats_json(d.at_peak)},
-           {"end", detail::stats_json(d.stats)},
-           {"oom",
-            d.oom_event ? nlohmann::json{{"event", *d.oom_event}, {"requested", d.stats.oom_bytes}} : nlohmann::json()},
-           {"alive_at", d.focus_event()},
-           {"alive", alive}});
-    }
-    list.push_back(jm);
-  }
-  return out;
-}
 
 inline void print_results(const std::vector<sim::model_result>& results, std::size_t top) {
   for (const auto& m : results) {
@@ -121,29 +68,6 @@ inline void print_results(const std::vector<sim::model_result>& results, std::si
       std::printf("%s\n", d.alive.size() > top ? "; ..." : "");
     }
   }
-}
-
-// What a snapshot held besides its events: the start state, releases, the OOM, what is not modelled.
-inline nlohmann::json snapshot_json(const sim::torch_trace& t) {
-  nlohmann::json notes = nlohmann::json::array();
-  for (const auto& n : t.notes) notes.push_back({{"what", n.what}, {"count", n.count}});
-  nlohmann::json j{
-      {"gpu", t.gpu},
-      {"entries", t.entries},
-      {"recorded_settings", t.recorded_settings},
-      {"recorded_peak_reserved", t.recorded_peak_reserved},
-      {"recorded_reserved_complete", t.recorded_reserved_complete},
-      {"recorded_oom_event", t.recorded_oom_event ? nlohmann::json(*t.recorded_oom_event) : nlohmann::json()},
-      {"recorded_capacity", t.recorded_capacity ? nlohmann::json(*t.recorded_capacity) : nlohmann::json()},
-      {"start_events", t.start_events},
-      {"releases", t.releases},
-      {"not_modelled", notes}};
-  if (t.start)
-    j["start"] = {{"segments", t.start->segments.size()},
-                  {"reserved", t.start->reserved()},
-                  {"blocks", t.start->blocks()},
-                  {"allocated", t.start->allocated()}};
-  return j;
 }
 
 inline void print_snapshot(const sim::torch_trace& t) {
@@ -201,23 +125,6 @@ inline void print_what_if(const sim::torch_trace& t, const sim::what_if_result& 
                          : "unknown: no --capacity and no OOM in the trace");
 }
 
-inline nlohmann::json what_if_json(const sim::what_if_result& w) {
-  nlohmann::json rows = nlohmann::json::array();
-  for (const auto& r : w.rows)
-    rows.push_back({{"settings", r.settings},
-                    {"recorded", r.recorded},
-                    {"peak_reserved", r.result.stats.peak_reserved},
-                    {"peak_reserved_event", r.result.peak_reserved_event},
-                    {"peak_allocated", r.result.stats.peak_allocated},
-                    {"fragmentation_at_peak", r.result.at_peak.fragmentation()},
-                    {"saved", w.saved(static_cast<std::size_t>(&r - w.rows.data()))},
-                    {"oom_event", r.result.oom_event ? nlohmann::json(*r.result.oom_event) : nlohmann::json()}});
-  return {{"capacity", w.capacity ? nlohmann::json(*w.capacity) : nlohmann::json()},
-          {"recorded_need", w.recorded_need},
-          {"best", w.best},
-          {"rows", rows}};
-}
-
 }  // namespace detail
 
 inline void add_replay_command(CLI::App& app) {
@@ -253,71 +160,26 @@ inline void add_replay_command(CLI::App& app) {
   cmd->add_option("--gpu", gpu, "which GPU of a PyTorch snapshot to replay (default: the only one with entries)");
   cmd->add_option("--top", top, "how many of the buffers alive at the peak or OOM to list")->capture_default_str();
   cmd->callback([] {
-    sim::replay_options options;
-    if (!capacity_text.empty()) options.capacity = parse_bytes(capacity_text);
-    options.timeline = !timeline_path.empty();
-    if (options.timeline) remove_stale_partials_of(timeline_path);
-    if (!sim::is_snapshot_file(file)) {
-      if (what_if) throw invalid_input("--what-if needs a PyTorch memory snapshot; '" + file + "' is a dwsr CSV trace");
-      if (models.empty()) models = {"exact"};
-      sim::replay replay(models, options);
-      const auto read = sim::read_trace(file, replay, gpu);
-      const auto results = replay.results();
-      if (options.timeline) sim::write_chrome_trace(std::filesystem::path(timeline_path), results);
-      if (json) {
-        nlohmann::json out{{"trace", {{"file", file}, {"format", read.format}, {"events", replay.events()}}},
-                           {"capacity", options.capacity ? nlohmann::json(*options.capacity) : nlohmann::json()},
-                           {"models", detail::models_json(results)}};
-        if (options.timeline) out["timeline"] = timeline_path;
-        return print_json(out);
-      }
+    report::replay_request request{file, models, {}, gpu, what_if, timeline_path};
+    if (!capacity_text.empty()) request.capacity = parse_bytes(capacity_text);
+    if (!timeline_path.empty()) remove_stale_partials_of(timeline_path);
+    const auto out = report::replay_report(request);
+    if (json) return print_json(out.document);
+    if (!out.snapshot) {
       std::printf("trace %s: dwsr trace, %llu events\n", file.c_str(),
-                  static_cast<unsigned long long>(replay.events()));
-      std::printf("capacity: %s\n", options.capacity ? detail::with_bytes(*options.capacity).c_str() : "unlimited");
-      detail::print_results(results, top);
-      if (options.timeline) std::printf("\ntimeline written to %s\n", timeline_path.c_str());
-      return;
+                  static_cast<unsigned long long>(out.document["trace"]["events"].get<std::uint64_t>()));
+    } else {
+      std::printf("trace %s: PyTorch snapshot, GPU %zu, %zu events\n", file.c_str(), out.snapshot->gpu,
+                  out.snapshot->events.size());
+      detail::print_snapshot(*out.snapshot);
     }
-
-    const auto t = sim::read_torch_snapshot(std::filesystem::path(file), gpu);
-    if (!options.capacity) options.capacity = t.recorded_capacity;
-    nlohmann::json trace_info{{"file", file}, {"format", "torch_snapshot"}, {"events", t.events.size()}};
-    trace_info.update(detail::snapshot_json(t));
-    if (what_if) {
-      const auto w = sim::what_if(t, options.capacity, options.timeline);
-      if (options.timeline && !w.rows.empty()) {
-        std::vector<sim::model_result> side{{"recorded: " + w.rows[0].settings, {w.rows[0].result}}};
-        if (w.best != 0) side.push_back({"best: " + w.rows[w.best].settings, {w.rows[w.best].result}});
-        sim::write_chrome_trace(std::filesystem::path(timeline_path), side);
-      }
-      if (json) {
-        nlohmann::json out{{"trace", trace_info}, {"what_if", detail::what_if_json(w)}};
-        if (options.timeline) out["timeline"] = timeline_path;
-        return print_json(out);
-      }
-      std::printf("trace %s: PyTorch snapshot, GPU %zu, %zu events\n", file.c_str(), t.gpu, t.events.size());
-      detail::print_snapshot(t);
-      detail::print_what_if(t, w);
-      if (options.timeline) std::printf("\ntimeline written to %s\n", timeline_path.c_str());
-      return;
+    if (out.what_if) {
+      detail::print_what_if(*out.snapshot, *out.what_if);
+    } else {
+      std::printf("capacity: %s\n", out.capacity ? detail::with_bytes(*out.capacity).c_str() : "unlimited");
+      detail::print_results(out.results, top);
     }
-    if (models.empty())
-      models = {std::string(sim::torch_cuda_caching_model::name) +
-                (t.recorded_settings.empty() ? "" : ":" + t.recorded_settings)};
-    const auto results = sim::replay_torch_trace(t, models, options);
-    if (options.timeline) sim::write_chrome_trace(std::filesystem::path(timeline_path), results);
-    if (json) {
-      nlohmann::json out{{"trace", trace_info},
-                         {"capacity", options.capacity ? nlohmann::json(*options.capacity) : nlohmann::json()},
-                         {"models", detail::models_json(results)}};
-      if (options.timeline) out["timeline"] = timeline_path;
-      return print_json(out);
-    }
-    std::printf("trace %s: PyTorch snapshot, GPU %zu, %zu events\n", file.c_str(), t.gpu, t.events.size());
-    detail::print_snapshot(t);
-    std::printf("capacity: %s\n", options.capacity ? detail::with_bytes(*options.capacity).c_str() : "unlimited");
-    detail::print_results(results, top);
-    if (options.timeline) std::printf("\ntimeline written to %s\n", timeline_path.c_str());
+    if (!timeline_path.empty()) std::printf("\ntimeline written to %s\n", timeline_path.c_str());
   });
 }
 

@@ -41,4 +41,10 @@ class out_of_memory : public error {
   std::uint64_t budget_;
 };
 
+/// A run stopped because its caller asked it to (context_options::cancel), e.g. Ctrl-C in Python.
+class cancelled : public error {
+ public:
+  explicit cancelled(const std::string& what) : error("cancelled: " + what) {}
+};
+
 }  // namespace dwsr

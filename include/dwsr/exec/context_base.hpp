@@ -19,6 +19,9 @@ struct context_options {
   std::size_t threads = 1;                                           ///< T: per-thread scratch is sized by this
   std::uint64_t budget = std::numeric_limits<std::uint64_t>::max();  ///< bytes; exceeding throws out_of_memory
   std::string name = "worker 0";                                     ///< named in out_of_memory messages
+  /// When set and true, the run stops with dwsr::cancelled at its next
+  /// allocation or parallel piece (host contexts); buffers are freed as usual.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 class context_base {
@@ -40,10 +43,16 @@ class context_base {
   std::uint64_t live() const noexcept { return live_.load(std::memory_order_relaxed); }
   const context_options& options() const noexcept { return options_; }
   event_bus& bus() const noexcept { return *bus_; }
+  /// Throws dwsr::cancelled when the caller has asked the run to stop.
+  void check_cancelled() const {
+    if (options_.cancel && options_.cancel->load(std::memory_order_relaxed))
+      throw cancelled(options_.name + ": stopped at the caller's request");
+  }
 
  protected:
   /// Reserves `bytes` against the budget, then emits the alloc event.
   event admit(std::uint64_t bytes, device dev, buffer_role role) {
+    check_cancelled();
     auto now = live_.load(std::memory_order_relaxed);
     do {
       if (bytes > options_.budget || now > options_.budget - bytes)

@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -56,8 +57,15 @@ class host_context : public context_base {
   template <class F>
   void parallel_for(std::uint64_t n, F&& f, std::uint64_t grain = 1) {
     if (n == 0) return;
+    const bool cancellable = options().cancel != nullptr;
     if (threads() == 1) {
-      f(std::uint64_t{0}, n, std::size_t{0});
+      if (!cancellable) return f(std::uint64_t{0}, n, std::size_t{0});
+      // In pieces, so that a cancelled run stops within about 1/64 of a loop.
+      const auto piece = std::max<std::uint64_t>(grain, (n + 63) / 64);
+      for (std::uint64_t begin = 0; begin < n; begin += piece) {
+        check_cancelled();
+        f(begin, std::min(n, begin + piece), std::size_t{0});
+      }
       return;
     }
     detail::tsan_handoff handoff;
@@ -65,6 +73,7 @@ class host_context : public context_base {
     arena_.execute([&] {
       tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, n, grain),
                         [&](const tbb::blocked_range<std::uint64_t>& r) {
+                          if (cancellable) check_cancelled();  // TBB cancels the other pieces and rethrows
                           handoff.enter();
                           f(r.begin(), r.end(), static_cast<std::size_t>(tbb::this_task_arena::current_thread_index()));
                           handoff.leave();

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "dwsr/graph/graph.hpp"
@@ -37,7 +38,10 @@ inline std::vector<std::vector<std::size_t>> last_readers(const graph& g) {
 
 /// Runs `g` on `input` (a block, already allocated by the caller) and calls
 /// consume(output index into g.outputs(), array_ref) for each graph output
-/// (real contexts only) before freeing it. Nodes [0, stop) only, when `stop`
+/// (real contexts only) before freeing it. A consume that takes
+/// (index, buffer<float, Ctx>&) instead is called in every context and may
+/// move the buffer out: the caller then owns the output and its free event
+/// (graph/in_place.hpp). Nodes [0, stop) only, when `stop`
 /// is given (used by reduction passes); then `inspect(k, views)` is called with
 /// the inputs of node `stop` before anything is freed.
 template <ExecutionContext Ctx, class Consume, class Inspect>
@@ -87,8 +91,11 @@ void run_graph_block(Ctx& ctx, const graph& g, cube_view<const float> input, con
     // Hand over graph outputs, then free whatever nobody reads any more.
     for (std::size_t o = 0; o < n.outputs.size(); ++o) {
       const auto it = std::find(outs.begin(), outs.end(), cube_ref{k, o});
-      if constexpr (Ctx::computes)
-        if (it != outs.end() && !stop) consume(std::size_t(it - outs.begin()), refs[o]);
+      if (it == outs.end() || stop) continue;
+      if constexpr (std::is_invocable_v<Consume&, std::size_t, buf&>)
+        consume(std::size_t(it - outs.begin()), live[k][o]);
+      else if constexpr (Ctx::computes)
+        consume(std::size_t(it - outs.begin()), refs[o]);
     }
     for (const auto& r : n.inputs)
       if (r.node != cube_ref::input && last[r.node][r.output] == k) live[r.node][r.output].reset();

@@ -1,0 +1,85 @@
+#pragma once
+/// \file The JSON documents of a plan and of an advice: what `dwsr plan --json`
+/// and `dwsr advise --json` print and what the Python package returns, built
+/// in one place so both always carry the same numbers.
+
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "dwsr/graph/advisor.hpp"
+
+namespace dwsr::report {
+
+/// Per-worker figures (peak bytes, blocks, events) as a JSON array.
+inline nlohmann::json workers_json(const std::vector<worker_memory>& ws) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& w : ws) out.push_back({{"peak_bytes", w.peak}, {"blocks", w.blocks}, {"events", w.events}});
+  return out;
+}
+
+/// One evaluated chunking.
+inline nlohmann::json evaluation_json(const chunk_evaluation& e, std::uint64_t input_bytes) {
+  return {{"chunk", to_string(e.plan.chunk)},
+          {"blocks", e.plan.blocks},
+          {"halo", e.plan.halo},
+          {"halo_overhead", e.plan.halo_overhead},
+          {"peak_bytes", e.peak},
+          {"peak_over_cube", double(e.peak) / double(input_bytes)}};
+}
+
+/// What a plan is asked for, beside the graph and the cube.
+struct plan_request {
+  std::string graph;                ///< as the user named it: an operator or a graph file
+  shape3 cube;                      ///< the cube's shape
+  chunked_options options;          ///< chunk (empty: whole cube), W, T, budget
+  std::string allocator = "exact";  ///< allocator model applied to each worker's events
+  /// Whether options.budget was given (then the document says whether the peak fits it).
+  bool has_budget() const noexcept { return options.budget != std::numeric_limits<std::uint64_t>::max(); }
+};
+
+/// Evaluates the chunking of `r` for `g` and returns `dwsr plan --json`'s document;
+/// `out`, when given, receives the evaluation.
+inline nlohmann::json plan_report(const graph& g, const plan_request& r, chunk_evaluation* out = nullptr) {
+  const auto& o = r.options;
+  const auto started = std::chrono::steady_clock::now();
+  auto e = evaluate_chunk(g, r.cube, o.chunk, {.workers = o.workers, .threads = o.threads, .allocator = r.allocator});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const auto input_bytes = r.cube.voxels() * sizeof(float);
+  auto j = evaluation_json(e, input_bytes);
+  j["graph"] = r.graph;
+  j["shape"] = to_string(r.cube);
+  j["workers"] = o.workers;
+  j["threads"] = o.threads;
+  j["allocator"] = r.allocator;
+  j["input_bytes"] = input_bytes;
+  j["planned_workers"] = workers_json(e.plan.workers);
+  j["events"] = e.plan.workers.at(0).events;
+  j["seconds"] = seconds;
+  if (r.has_budget()) j["fits"] = e.peak <= o.budget, j["budget_bytes"] = o.budget;
+  if (out) *out = std::move(e);
+  return j;
+}
+
+/// `dwsr advise --json`'s document for advice `a` on `g` (named `graph`) over `cube` with options `o`.
+inline nlohmann::json advice_report(const advice& a, const std::string& graph, shape3 cube, const advice_options& o) {
+  const auto input_bytes = cube.voxels() * sizeof(float);
+  nlohmann::json next = nlohmann::json::array();
+  for (const auto& n : a.next_larger) next.push_back(evaluation_json(n, input_bytes));
+  return {{"graph", graph},
+          {"shape", to_string(cube)},
+          {"budget_bytes", o.budget},
+          {"workers", o.workers},
+          {"threads", o.threads},
+          {"allocator", o.allocator},
+          {"advice", evaluation_json(a.chosen, input_bytes)},
+          {"next_larger", next},
+          {"dask_default", evaluation_json(a.dask, input_bytes)},
+          {"candidates", a.candidates},
+          {"seconds", a.seconds}};
+}
+
+}  // namespace dwsr::report

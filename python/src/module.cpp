@@ -1,0 +1,294 @@
+// dwsr._core: the C++ half of the Python package. Thin, like the CLI: each
+// function parses its arguments and calls the library; documents come back
+// as the same JSON the CLI prints (dwsr/report/), which the Python half turns
+// into dataclasses. Errors become dwsr's Python exceptions (dwsr/_errors.py).
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dwsr/core/bytes.hpp"
+#include "dwsr/error.hpp"
+#include "dwsr/exec/host_context.hpp"
+#include "dwsr/graph/advisor.hpp"
+#include "dwsr/graph/graph_json.hpp"
+#include "dwsr/graph/in_place.hpp"
+#include "dwsr/memory/fan_out.hpp"
+#include "dwsr/memory/peak_counter.hpp"
+#include "dwsr/operators/catalogue.hpp"
+#include "dwsr/ops/describe.hpp"
+#include "dwsr/report/plan_report.hpp"
+#include "dwsr/report/replay_report.hpp"
+
+namespace py = pybind11;
+
+namespace {
+
+using dwsr::shape3;
+
+/// Events kept for Python: fed by runs (from their thread, and later by the
+/// frees of output arrays) and by plans; read under the same lock.
+class event_log {
+ public:
+  void on_event(const dwsr::event& e) {
+    std::lock_guard lock(mutex_);
+    events_.push_back(e);
+  }
+  /// (seq, action, role, node, buffer, bytes) per event, in order.
+  std::vector<std::tuple<std::uint64_t, std::string, std::string, std::uint32_t, std::uint64_t, std::uint64_t>> rows()
+      const {
+    std::lock_guard lock(mutex_);
+    std::vector<std::tuple<std::uint64_t, std::string, std::string, std::uint32_t, std::uint64_t, std::uint64_t>> out;
+    out.reserve(events_.size());
+    for (const auto& e : events_)
+      out.emplace_back(e.seq, std::string(dwsr::name_of(e.act)), std::string(dwsr::name_of(e.role)), e.node, e.buffer,
+                       e.bytes);
+    return out;
+  }
+  std::size_t size() const {
+    std::lock_guard lock(mutex_);
+    return events_.size();
+  }
+  void clear() {
+    std::lock_guard lock(mutex_);
+    events_.clear();
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<dwsr::event> events_;
+};
+
+/// One run's execution state. Output arrays keep it alive (they free through
+/// its context, and their free events go to its sinks).
+struct session {
+  session(std::size_t threads, std::shared_ptr<event_log> log_)
+      : log(std::move(log_)),
+        sinks(log ? dwsr::fan_out{counter, *log} : dwsr::fan_out{counter}),
+        bus(sinks),
+        ctx(bus, {.threads = threads, .name = "dwsr.run", .cancel = &cancel}) {}
+  dwsr::peak_counter counter;
+  std::shared_ptr<event_log> log;
+  dwsr::fan_out sinks;
+  dwsr::event_bus bus;
+  std::atomic<bool> cancel{false};
+  dwsr::host_context ctx;
+};
+
+/// An operator name, a graph file (.json) or a graph document (JSON text).
+dwsr::graph graph_of(const std::string& spec, const std::map<std::string, std::string>& params) {
+  const auto& ops = dwsr::operators::catalogue();
+  if (!spec.empty() && spec.front() == '{') {
+    if (!params.empty()) throw dwsr::invalid_input("params apply to a single operator; set them in the graph's nodes");
+    nlohmann::json doc;
+    try {
+      doc = nlohmann::json::parse(spec);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw dwsr::invalid_input(std::string("graph document is not JSON: ") + e.what());
+    }
+    return dwsr::graph_from_json(doc, ops, "graph");
+  }
+  return dwsr::resolve_graph(spec, ops, dwsr::param_overrides(params));  // text as `--param` spells it
+}
+
+shape3 shape_of(const std::array<std::uint64_t, 3>& s) { return {s[0], s[1], s[2]}; }
+
+py::dtype numpy_type(dwsr::dtype t) {
+  switch (t) {
+    case dwsr::dtype::float32: return py::dtype::of<float>();
+    case dwsr::dtype::complex64: return py::dtype::of<std::complex<float>>();
+    case dwsr::dtype::int64: return py::dtype::of<std::int64_t>();
+  }
+  throw dwsr::error("unknown output type");
+}
+
+/// The cube as a view: a C-contiguous float32 array of 3 dimensions, used in
+/// place. Anything else is refused rather than copied behind the caller's back.
+dwsr::cube_view<const float> cube_of(const py::array& cube) {
+  const auto describe = [&] {
+    std::string d = py::str(cube.dtype()).cast<std::string>() + " array of shape (";
+    for (py::ssize_t a = 0; a < cube.ndim(); ++a) d += (a ? ", " : "") + std::to_string(cube.shape(a));
+    return d + (cube.ndim() == 1 ? ",)" : ")");
+  };
+  const bool c_order = (cube.flags() & py::array::c_style) != 0;
+  if (!cube.dtype().is(py::dtype::of<float>()) || cube.ndim() != 3 || !c_order)
+    throw dwsr::invalid_input(
+        "cube: expected a C-contiguous float32 array of 3 dimensions (inline, crossline, time), used in place; got "
+        "a " +
+        (c_order ? std::string() : std::string("non-contiguous ")) + describe() +
+        "; pass numpy.ascontiguousarray(cube, dtype=numpy.float32) (one copy)");
+  const shape3 s{std::uint64_t(cube.shape(0)), std::uint64_t(cube.shape(1)), std::uint64_t(cube.shape(2))};
+  if (s.voxels() == 0) throw dwsr::invalid_input("cube: shape " + dwsr::to_string(s) + " has no voxels");
+  return {static_cast<const float*>(cube.data()), s};
+}
+
+/// Runs `f` on a thread of its own with the GIL released, checking for
+/// signals (Ctrl-C) every 50 ms: on one, the run is cancelled through
+/// `cancel`, joined, and the Python exception (KeyboardInterrupt) raised.
+template <class F>
+void run_interruptible(std::atomic<bool>& cancel, F&& f) {
+  std::exception_ptr error;
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false;
+  bool interrupted = false;
+  {
+    py::gil_scoped_release release;
+    std::thread worker([&] {
+      try {
+        f();
+      } catch (...) {
+        error = std::current_exception();
+      }
+      std::lock_guard lock(m);
+      done = true;
+      cv.notify_one();
+    });
+    std::unique_lock lock(m);
+    while (!cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return done; })) {
+      if (interrupted) continue;
+      lock.unlock();
+      {
+        py::gil_scoped_acquire gil;
+        if (PyErr_CheckSignals() != 0) interrupted = true;  // the exception stays set until we return
+      }
+      if (interrupted) cancel = true;
+      lock.lock();
+    }
+    lock.unlock();
+    worker.join();
+  }
+  if (interrupted) throw py::error_already_set();
+  if (error) std::rethrow_exception(error);
+}
+
+/// One output array: it owns the buffer (and through it the session).
+struct output_holder {
+  std::shared_ptr<session> owner;
+  dwsr::buffer<float, dwsr::host_context> data;
+};
+
+py::tuple run(const std::string& spec, const py::array& cube, const std::map<std::string, std::string>& params,
+              std::size_t threads, std::shared_ptr<event_log> log) {
+  const auto g = graph_of(spec, params);
+  const auto view = cube_of(cube);
+  const auto planned = dwsr::plan_in_place(g, view.shape(), threads);
+  auto s = std::make_shared<session>(threads, std::move(log));
+  std::vector<dwsr::buffer<float, dwsr::host_context>> outputs;
+  const auto started = std::chrono::steady_clock::now();
+  run_interruptible(s->cancel, [&] { outputs = dwsr::run_in_place(s->ctx, g, view); });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const auto measured_peak = s->counter.peak();
+  const auto events = s->bus.events();
+  py::list arrays;
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    const auto r = g.outputs()[k];
+    const auto type = g.nodes()[r.node].outputs[r.output].type;
+    auto* holder = new output_holder{s, std::move(outputs[k])};
+    py::capsule owner(holder, [](void* p) { delete static_cast<output_holder*>(p); });
+    const auto sh = view.shape();
+    const std::vector<py::ssize_t> dims{py::ssize_t(sh.inlines), py::ssize_t(sh.crosslines), py::ssize_t(sh.samples)};
+    arrays.append(py::make_tuple(g.output_name(r), py::array(numpy_type(type), dims, holder->data.data(), owner)));
+  }
+  py::dict stats;
+  stats["planned_peak_bytes"] = planned.peak;
+  stats["planned_events"] = planned.events;
+  stats["measured_peak_bytes"] = measured_peak;
+  stats["events"] = events;
+  stats["seconds"] = seconds;
+  stats["threads"] = threads;
+  stats["input_bytes"] = view.shape().voxels() * sizeof(float);
+  stats["shape"] = dwsr::to_string(view.shape());
+  return py::make_tuple(arrays, stats);
+}
+
+std::string plan_json(const std::string& spec, const std::array<std::uint64_t, 3>& shape,
+                      const std::map<std::string, std::string>& params, std::optional<std::array<std::uint64_t, 3>> chunk,
+                      std::size_t workers, std::size_t threads, std::optional<std::string> memory,
+                      const std::string& allocator, std::shared_ptr<event_log> log) {
+  const auto g = graph_of(spec, params);
+  dwsr::report::plan_request r{spec, shape_of(shape), {}, allocator};
+  r.options = {.chunk = chunk ? shape_of(*chunk) : shape3{},
+               .workers = workers,
+               .threads = threads,
+               .budget = memory ? dwsr::parse_bytes(*memory) : std::numeric_limits<std::uint64_t>::max()};
+  py::gil_scoped_release release;
+  const auto doc = dwsr::report::plan_report(g, r);
+  if (log) dwsr::worker_events(dwsr::chunked_schedule(g, r.cube, r.options), 0, *log);
+  return doc.dump();
+}
+
+std::string advise_json(const std::string& spec, const std::array<std::uint64_t, 3>& shape,
+                        const std::map<std::string, std::string>& params, const std::string& memory,
+                        std::size_t workers, std::size_t threads, const std::string& allocator) {
+  const auto g = graph_of(spec, params);
+  const dwsr::advice_options o{
+      .budget = dwsr::parse_bytes(memory), .workers = workers, .threads = threads, .allocator = allocator};
+  py::gil_scoped_release release;
+  return dwsr::report::advice_report(dwsr::advise(g, shape_of(shape), o), spec, shape_of(shape), o).dump();
+}
+
+std::string replay_json(const std::string& trace, const std::vector<std::string>& allocators,
+                        std::optional<std::string> capacity, std::optional<std::size_t> gpu, bool what_if,
+                        const std::string& timeline) {
+  dwsr::report::replay_request r{trace, allocators, {}, gpu, what_if, timeline};
+  if (capacity) r.capacity = dwsr::parse_bytes(*capacity);
+  py::gil_scoped_release release;
+  return dwsr::report::replay_report(r).document.dump();
+}
+
+/// Raises dwsr's Python exception `name` (dwsr/_errors.py) with `args`.
+template <class... Args>
+void raise(const char* name, Args&&... args) {
+  const auto cls = py::module_::import("dwsr._errors").attr(name);
+  const auto value = cls(std::forward<Args>(args)...);
+  PyErr_SetObject(cls.ptr(), value.ptr());
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "dwsr's native core; use the dwsr package, not this module";
+  m.attr("__version__") = DWSR_VERSION;
+
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const dwsr::out_of_memory& e) {
+      raise("OutOfMemoryError", e.what(), e.requested(), e.budget());
+    } catch (const dwsr::invalid_input& e) {
+      raise("InvalidInputError", e.what());
+    } catch (const dwsr::io_error& e) {
+      raise("FileError", e.what());
+    } catch (const dwsr::cancelled& e) {
+      raise("CancelledError", e.what());
+    } catch (const dwsr::error& e) {
+      raise("Error", e.what());
+    }
+  });
+
+  py::class_<event_log, std::shared_ptr<event_log>>(m, "EventLog")
+      .def(py::init<>())
+      .def("rows", &event_log::rows)
+      .def("__len__", &event_log::size)
+      .def("clear", &event_log::clear);
+
+  m.def("operators_json", [] { return dwsr::describe(dwsr::operators::catalogue()).dump(); });
+  m.def("run", &run, py::arg("graph"), py::arg("cube"), py::arg("params"), py::arg("threads"), py::arg("log"));
+  m.def("plan_json", &plan_json, py::arg("graph"), py::arg("shape"), py::arg("params"), py::arg("chunk"),
+        py::arg("workers"), py::arg("threads"), py::arg("memory"), py::arg("allocator"), py::arg("log"));
+  m.def("advise_json", &advise_json, py::arg("graph"), py::arg("shape"), py::arg("params"), py::arg("memory"),
+        py::arg("workers"), py::arg("threads"), py::arg("allocator"));
+  m.def("replay_json", &replay_json, py::arg("trace"), py::arg("allocators"), py::arg("capacity"), py::arg("gpu"),
+        py::arg("what_if"), py::arg("timeline"));
+}
