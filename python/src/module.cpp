@@ -213,9 +213,9 @@ py::tuple run(const std::string& spec, const py::array& cube, const std::map<std
 }
 
 std::string plan_json(const std::string& spec, const std::array<std::uint64_t, 3>& shape,
-                      const std::map<std::string, std::string>& params, std::optional<std::array<std::uint64_t, 3>> chunk,
-                      std::size_t workers, std::size_t threads, std::optional<std::string> memory,
-                      const std::string& allocator, std::shared_ptr<event_log> log) {
+                      const std::map<std::string, std::string>& params,
+                      std::optional<std::array<std::uint64_t, 3>> chunk, std::size_t workers, std::size_t threads,
+                      std::optional<std::string> memory, const std::string& allocator, std::shared_ptr<event_log> log) {
   const auto g = graph_of(spec, params);
   dwsr::report::plan_request r{spec, shape_of(shape), {}, allocator};
   r.options = {.chunk = chunk ? shape_of(*chunk) : shape3{},
