@@ -9,7 +9,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Seque
 import numpy as np
 
 from . import _core
-from ._types import Advice, Event, OperatorInfo, Plan, Replay, RunResult, Shape, parse_shape
+from ._types import Advice, Event, GraphInfo, OperatorInfo, Plan, Replay, RunResult, Shape, parse_shape
 
 
 class Node:
@@ -200,6 +200,11 @@ def operators() -> List[OperatorInfo]:
     The same descriptions as ``dwsr ops --json``.
     """
     return [OperatorInfo.from_dict(d) for d in json.loads(_core.operators_json())]
+
+
+def graph_info(graph: GraphLike, *, params: Optional[Mapping[str, Any]] = None) -> GraphInfo:
+    """An operator's or a graph's outputs, halo, axes kept whole and reductions (checks the graph)."""
+    return GraphInfo.from_dict(json.loads(_core.graph_info_json(_graph_spec(graph), _params(params))))
 
 
 def run(graph: GraphLike, cube: np.ndarray, *, params: Optional[Mapping[str, Any]] = None, threads: int = 1,

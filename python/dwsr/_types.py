@@ -93,6 +93,29 @@ class OperatorInfo:
 
 
 @dataclass(frozen=True)
+class GraphInfo:
+    """What mapping a graph over blocks needs to know.
+
+    ``outputs`` lists (name, dtype) in the order the graph produces them;
+    ``halo`` the input voxels each block needs beyond its interior per axis
+    (inline, crossline, time); ``whole_axes`` the axes no block may split;
+    ``needs_reduction`` whether a node reduces over the whole cube first (then
+    blocks computed independently would differ from the whole-cube result).
+    """
+
+    outputs: List[Tuple[str, str]]
+    halo: Tuple[int, int, int]
+    whole_axes: Tuple[bool, bool, bool]
+    needs_reduction: bool
+    nodes: int
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "GraphInfo":
+        return cls([(o["name"], o["dtype"]) for o in d["outputs"]], tuple(d["halo"]), tuple(d["whole_axes"]),
+                   d["needs_reduction"], d["nodes"])
+
+
+@dataclass(frozen=True)
 class WorkerMemory:
     """One worker's figures: peak requested bytes, blocks it runs, events it emits."""
 

@@ -212,6 +212,21 @@ py::tuple run(const std::string& spec, const py::array& cube, const std::map<std
   return py::make_tuple(arrays, stats);
 }
 
+/// What a caller mapping the graph over blocks needs: its outputs, the input
+/// halo per axis, the axes no block may split, whether it reduces over the cube.
+std::string graph_info_json(const std::string& spec, const std::map<std::string, std::string>& params) {
+  const auto g = graph_of(spec, params);
+  nlohmann::json outputs = nlohmann::json::array();
+  for (const auto& r : g.outputs())
+    outputs.push_back({{"name", g.output_name(r)}, {"dtype", dwsr::name_of(g.nodes()[r.node].outputs[r.output].type)}});
+  return nlohmann::json{{"outputs", outputs},
+                        {"halo", g.input_halo()},
+                        {"whole_axes", g.whole_axes()},
+                        {"needs_reduction", g.needs_reduction()},
+                        {"nodes", g.nodes().size()}}
+      .dump();
+}
+
 std::string plan_json(const std::string& spec, const std::array<std::uint64_t, 3>& shape,
                       const std::map<std::string, std::string>& params,
                       std::optional<std::array<std::uint64_t, 3>> chunk, std::size_t workers, std::size_t threads,
@@ -284,6 +299,7 @@ PYBIND11_MODULE(_core, m) {
       .def("clear", &event_log::clear);
 
   m.def("operators_json", [] { return dwsr::describe(dwsr::operators::catalogue()).dump(); });
+  m.def("graph_info_json", &graph_info_json, py::arg("graph"), py::arg("params"));
   m.def("run", &run, py::arg("graph"), py::arg("cube"), py::arg("params"), py::arg("threads"), py::arg("log"));
   m.def("plan_json", &plan_json, py::arg("graph"), py::arg("shape"), py::arg("params"), py::arg("chunk"),
         py::arg("workers"), py::arg("threads"), py::arg("memory"), py::arg("allocator"), py::arg("log"));
