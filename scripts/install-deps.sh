@@ -11,6 +11,7 @@ packages=(
   clang-format git
   clang libclang-rt-14-dev
   python3-numpy python3-scipy python3-skimage
+  python3-dev python3-venv
 )
 
 missing=()

@@ -2,8 +2,8 @@
 # Installs what is missing, builds everything, and runs the whole test suite:
 # the format check, once in Release (with the packaging and header checks),
 # once under AddressSanitizer + UndefinedBehaviorSanitizer, then the fuzz
-# harnesses for a fixed number of runs and the parallel tests under
-# ThreadSanitizer.
+# harnesses for a fixed number of runs, the parallel tests under
+# ThreadSanitizer, and the Python package (pytest and the notebooks).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -28,3 +28,6 @@ bash scripts/fuzz.sh
 
 echo "== ThreadSanitizer: the parallel tests (scripts/tsan.sh)"
 bash scripts/tsan.sh
+
+echo "== Python package: pip install .[test] into .venv, pytest, the notebooks (scripts/python-tests.sh)"
+bash scripts/python-tests.sh

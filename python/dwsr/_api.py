@@ -208,7 +208,7 @@ def graph_info(graph: GraphLike, *, params: Optional[Mapping[str, Any]] = None) 
 
 
 def run(graph: GraphLike, cube: np.ndarray, *, params: Optional[Mapping[str, Any]] = None, threads: int = 1,
-        events: Optional[EventLog] = None) -> RunResult:
+        memory: Union[int, str, None] = None, events: Optional[EventLog] = None) -> RunResult:
     """Runs an operator or a graph on a cube in memory and returns its outputs.
 
     Args:
@@ -221,6 +221,9 @@ def run(graph: GraphLike, cube: np.ndarray, *, params: Optional[Mapping[str, Any
         params: parameter overrides of a single operator, e.g.
             ``{"sigmas": (3, 3, 3)}``.
         threads: threads of the run (1 to 1024).
+        memory: a budget for the run's own buffers (bytes, or text such as
+            ``"512MiB"``); exceeding it raises :class:`OutOfMemoryError`
+            before the allocation is made.
         events: an :class:`EventLog` that receives every event of the run.
 
     Returns:
@@ -234,7 +237,7 @@ def run(graph: GraphLike, cube: np.ndarray, *, params: Optional[Mapping[str, Any
     """
     if not isinstance(cube, np.ndarray):
         raise _invalid(f"cube: expected a numpy.ndarray of float32; got {type(cube).__name__}")
-    arrays, stats = _core.run(_graph_spec(graph), cube, _params(params), int(threads),
+    arrays, stats = _core.run(_graph_spec(graph), cube, _params(params), int(threads), _memory(memory),
                               events._log if events is not None else None)
     return RunResult(outputs=dict(arrays), planned_peak_bytes=stats["planned_peak_bytes"],
                      measured_peak_bytes=stats["measured_peak_bytes"], events=stats["events"],

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -72,11 +73,11 @@ class event_log {
 /// One run's execution state. Output arrays keep it alive (they free through
 /// its context, and their free events go to its sinks).
 struct session {
-  session(std::size_t threads, std::shared_ptr<event_log> log_)
+  session(std::size_t threads, std::uint64_t budget, std::shared_ptr<event_log> log_)
       : log(std::move(log_)),
         sinks(log ? dwsr::fan_out{counter, *log} : dwsr::fan_out{counter}),
         bus(sinks),
-        ctx(bus, {.threads = threads, .name = "dwsr.run", .cancel = &cancel}) {}
+        ctx(bus, {.threads = threads, .budget = budget, .name = "dwsr.run", .cancel = &cancel}) {}
   dwsr::peak_counter counter;
   std::shared_ptr<event_log> log;
   dwsr::fan_out sinks;
@@ -179,11 +180,12 @@ struct output_holder {
 };
 
 py::tuple run(const std::string& spec, const py::array& cube, const std::map<std::string, std::string>& params,
-              std::size_t threads, std::shared_ptr<event_log> log) {
+              std::size_t threads, std::optional<std::string> memory, std::shared_ptr<event_log> log) {
   const auto g = graph_of(spec, params);
   const auto view = cube_of(cube);
   const auto planned = dwsr::plan_in_place(g, view.shape(), threads);
-  auto s = std::make_shared<session>(threads, std::move(log));
+  const auto budget = memory ? dwsr::parse_bytes(*memory) : std::numeric_limits<std::uint64_t>::max();
+  auto s = std::make_shared<session>(threads, budget, std::move(log));
   std::vector<dwsr::buffer<float, dwsr::host_context>> outputs;
   const auto started = std::chrono::steady_clock::now();
   run_interruptible(s->cancel, [&] { outputs = dwsr::run_in_place(s->ctx, g, view); });
@@ -300,7 +302,8 @@ PYBIND11_MODULE(_core, m) {
 
   m.def("operators_json", [] { return dwsr::describe(dwsr::operators::catalogue()).dump(); });
   m.def("graph_info_json", &graph_info_json, py::arg("graph"), py::arg("params"));
-  m.def("run", &run, py::arg("graph"), py::arg("cube"), py::arg("params"), py::arg("threads"), py::arg("log"));
+  m.def("run", &run, py::arg("graph"), py::arg("cube"), py::arg("params"), py::arg("threads"), py::arg("memory"),
+        py::arg("log"));
   m.def("plan_json", &plan_json, py::arg("graph"), py::arg("shape"), py::arg("params"), py::arg("chunk"),
         py::arg("workers"), py::arg("threads"), py::arg("memory"), py::arg("allocator"), py::arg("log"));
   m.def("advise_json", &advise_json, py::arg("graph"), py::arg("shape"), py::arg("params"), py::arg("memory"),
