@@ -322,7 +322,7 @@ def advise(op_or_graph: GraphLike, shape: ShapeLike, *, client: Any = None, memo
         over = nthreads * advice.advice.peak_bytes + held * chunk_bytes - (threshold - reserved)
         if over <= 0:
             break
-        dwsr_budget = min(dwsr_budget - -(-over // nthreads), advice.advice.peak_bytes - 1)
+        dwsr_budget = max(1, min(dwsr_budget - -(-over // nthreads), advice.advice.peak_bytes - 1))
     return DaskAdvice(chunks=advice.chunk, memory_limit=limit, threads=nthreads, workers=len(described),
                       pause_fraction=pause_fraction, reserve=reserved, task_budget=budget,
                       dwsr_peak_bytes=advice.advice.peak_bytes, chunk_bytes=chunk_bytes,
