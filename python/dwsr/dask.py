@@ -29,7 +29,7 @@ except ImportError as e:  # pragma: no cover - exercised only without Dask
     raise ImportError(f"dwsr.dask needs Dask ({e}); install it with: pip install dwsr[dask]") from e
 
 from ._api import Graph, GraphLike, ShapeLike, _shape, advise as _dwsr_advise, graph_info, run
-from ._errors import InvalidInputError
+from ._errors import FileError, InvalidInputError
 from ._types import Advice, Shape
 
 __all__ = ["DaskAdvice", "advise", "apply"]
@@ -48,8 +48,13 @@ def _invalid(message: str) -> InvalidInputError:
 def _portable(graph: GraphLike) -> Union[str, Dict[str, Any], Graph]:
     """The graph as tasks carry it to workers: a graph file is read here, since workers may not see it."""
     if isinstance(graph, os.PathLike) or (isinstance(graph, str) and graph.endswith(".json")):
-        with open(graph, encoding="utf-8") as f:
-            return json.load(f)
+        try:
+            with open(graph, encoding="utf-8") as f:
+                return json.load(f)
+        except OSError as e:
+            raise FileError(f"graph file {os.fspath(graph)!r}: {e.strerror or e}") from None
+        except ValueError as e:
+            raise _invalid(f"graph file {os.fspath(graph)!r}: not JSON ({e})") from None
     if isinstance(graph, Mapping):
         return dict(graph)
     return graph  # an operator name or a dwsr.Graph (plain Python, pickles)

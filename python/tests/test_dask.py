@@ -108,6 +108,8 @@ def test_a_graph_file_is_read_where_apply_is_called(tmp_path):
     expected = dwsr.run(THREE_NODES, cube).outputs
     for name, got in zip(outputs, dask.compute(*outputs.values())):
         assert same_bits(got, expected[name])
+    with pytest.raises(dwsr.FileError, match="missing.json"):
+        dwsr_dask.apply(da.from_array(cube, chunks=CHUNKS), str(tmp_path / "missing.json"))
 
 
 def test_an_axis_read_whole_is_refused_when_rechunking_is_off():
