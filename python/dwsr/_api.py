@@ -155,6 +155,22 @@ def _memory(memory: Union[int, str, None]) -> Optional[str]:
     return str(memory)
 
 
+def _write_atomically(path: str, text: str) -> None:
+    """Writes ``text`` to ``path`` under a temporary name, then renames it into place (nothing left on failure)."""
+    from ._errors import FileError
+
+    folder, name = os.path.split(os.path.abspath(path))
+    partial = os.path.join(folder, f".{name}.dwsr-partial-{os.getpid()}")
+    try:
+        with open(partial, "w", encoding="ascii", newline="\n") as f:
+            f.write(text)
+        os.replace(partial, path)
+    except OSError as e:
+        if os.path.exists(partial):
+            os.remove(partial)
+        raise FileError(f"cannot write '{path}': {e.strerror or e}") from None
+
+
 class EventLog:
     """Collects the allocation events of runs and plans, in order.
 
@@ -192,6 +208,33 @@ class EventLog:
         """Highest live requested bytes over the log (0 when empty)."""
         live = self.live_bytes()
         return int(live.max()) if live.size else 0
+
+    def write_trace(self, path: Union[str, os.PathLike]) -> None:
+        """Writes the events as a dwsr trace (CSV) for :func:`replay` and ``dwsr replay``.
+
+        The format ``dwsr run --trace`` writes (header
+        ``action,id,bytes,device,node,role``, one event per line; see
+        docs/trace-format.md), on the host, where every run from Python
+        computes. Buffers are numbered 1, 2, ... in the order they are
+        allocated; buffers still alive (outputs not yet freed) stay allocated
+        at the end. A log that gathered runs whose buffers overlap (a second
+        run while the first one's outputs live) is ambiguous and raises
+        :class:`InvalidInputError`. The file is written whole or not at all.
+        """
+        lines = ["action,id,bytes,device,node,role\n"]
+        live: Dict[int, int] = {}  # the log's buffer id -> the trace's
+        freed = 0
+        for index, (_, action, role, node, buffer, size) in enumerate(self._log.rows()):
+            if action == "alloc":
+                if buffer in live:
+                    raise _invalid(f"event {index} of the log allocates buffer {buffer} while an earlier buffer {buffer} "
+                                   "is alive (the log holds runs whose buffers overlap); give each run its own EventLog")
+                live[buffer] = len(live) + freed + 1
+                lines.append(f"alloc,{live[buffer]},{size},host,{node},{role}\n")
+            else:
+                lines.append(f"free,{live.pop(buffer)},{size},host,{node},{role}\n")
+                freed += 1
+        _write_atomically(os.fspath(path), "".join(lines))
 
 
 def operators() -> List[OperatorInfo]:
