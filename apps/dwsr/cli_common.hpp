@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -27,6 +28,7 @@
 #include "dwsr/operators/catalogue.hpp"
 #include "dwsr/report/plan_report.hpp"
 #include "dwsr/sim/any_model.hpp"
+#include "dwsr/sim/time_profile.hpp"
 
 namespace dwsr::cli {
 
@@ -107,11 +109,14 @@ struct graph_options {
 };
 
 /// The options of the commands that predict without running: the cube's shape
-/// (given, or read from an input's header) and the allocator model.
+/// (given, or read from an input's header), the allocator model and the time profile.
 struct prediction_options {
   std::string shape;
   std::string input;
   std::string allocator = "exact";
+  std::string profile;
+  std::size_t cores = 0;
+  std::optional<sim::time_profile> loaded;  // the profile, once read
 
   void add_to(CLI::App& cmd) {
     cmd.add_option("-s,--shape", shape, "cube shape IxXxT (inline x crossline x time)");
@@ -121,6 +126,19 @@ struct prediction_options {
                    "allocator model applied to each worker's events: " + model_names() +
                        " (settings as in `dwsr replay --help`)")
         ->capture_default_str();
+    cmd.add_option("--profile", profile,
+                   "time profile from `dwsr calibrate`, to predict time too (default: " +
+                       sim::default_time_profile_path().string() + " when it exists; $DWSR_TIME_PROFILE moves it)");
+    cmd.add_option("--cores", cores,
+                   "cores the workers share, for the time prediction (default: the profiled machine's; workers on "
+                   "machines of their own: W x T)")
+        ->check(CLI::Range(std::size_t{1}, max_workers * max_threads));
+  }
+  /// The time profile of --profile (which must exist), else the default one
+  /// when it exists, else null.
+  const sim::time_profile* time_profile() {
+    if (!loaded) loaded = sim::find_time_profile(profile);
+    return loaded ? &*loaded : nullptr;
   }
   /// The cube shape of --shape or of --input (only its header is read).
   shape3 cube() const {

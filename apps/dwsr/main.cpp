@@ -15,6 +15,7 @@
 #include "dwsr/error.hpp"
 
 // Subcommands, one header each.
+#include "calibrate_command.hpp"
 #include "generate_command.hpp"
 #include "ops_command.hpp"
 #include "plan_command.hpp"
@@ -66,6 +67,7 @@ int main(int argc, char** argv) {
   dwsr::cli::add_advise_command(app);
   dwsr::cli::add_demo_command(app);
   dwsr::cli::add_replay_command(app);
+  dwsr::cli::add_calibrate_command(app);
 
   try {
     app.parse(argc, argv);

@@ -26,7 +26,8 @@ inline void add_plan_command(CLI::App& app) {
     const auto o = opts.options();
     const auto& allocator = predict.allocator;
     chunk_evaluation e;
-    auto j = report::plan_report(g, {opts.graph, shape, o, allocator}, &e);
+    const auto* profile = predict.time_profile();
+    auto j = report::plan_report(g, {opts.graph, shape, o, allocator, profile, predict.cores}, &e);
     if (!trace.empty()) {
       // The trace lists every event of worker 0, held in memory until written.
       constexpr std::uint64_t trace_limit = 1u << 22;
@@ -57,6 +58,9 @@ inline void add_plan_command(CLI::App& app) {
     std::printf("  events          %12llu  (worker 0)\n", static_cast<unsigned long long>(e.plan.workers[0].events));
     if (!opts.memory.empty())
       std::printf("  budget          %12s  %s\n", human_bytes(o.budget).c_str(), fits ? "fits" : "EXCEEDED");
+    if (e.time)
+      std::printf("  time            %10.4f s  predicted from the time profile (%zu idle worker%s)\n", e.time->makespan,
+                  e.time->idle_workers, e.time->idle_workers == 1 ? "" : "s");
     std::printf("  planned in      %10.6f s\n", seconds);
   });
 }
@@ -70,6 +74,11 @@ inline void add_advise_command(CLI::App& app) {
   opts.add_to(*cmd, false);
   predict.add_to(*cmd);
   cmd->get_option("--memory")->required()->description("memory budget per worker, e.g. 2GiB");
+  static std::string objective;
+  cmd->add_option("--objective", objective,
+                  "time: the chunking with the smallest predicted makespan that fits (needs a time profile, "
+                  "dwsr calibrate); largest: the largest chunk that fits (default: time when a profile exists)")
+      ->check(CLI::IsMember({"time", "largest"}));
   cmd->callback([] {
     const auto g = opts.build();
     const auto shape = predict.cube();
@@ -77,22 +86,52 @@ inline void add_advise_command(CLI::App& app) {
     const auto& allocator = predict.allocator;
     const auto workers = opts.workers, threads = opts.threads;
     const bool json = opts.json;
-    const advice_options o{.budget = opts.budget(), .workers = workers, .threads = threads, .allocator = allocator};
+    const auto* profile = predict.time_profile();
+    if (objective == "time" && !profile)
+      throw io_error("--objective time needs a time profile: none at " +
+                     quote(sim::default_time_profile_path().string(), 400) +
+                     "; run `dwsr calibrate` (or pass --profile)");
+    const auto goal = objective == "largest" || !profile ? advice_objective::largest : advice_objective::time;
+    const advice_options o{.budget = opts.budget(),
+                           .workers = workers,
+                           .threads = threads,
+                           .allocator = allocator,
+                           .objective = goal,
+                           .profile = profile,
+                           .cores = predict.cores};
     const auto a = advise(g, shape, o);
     const auto input_bytes = shape.voxels() * sizeof(float);
     if (json) return print_json(report::advice_report(a, graph_text, shape, o));
     std::printf("%s on %s (%s), %s per worker, %zu worker%s x %zu thread%s\n", graph_text.c_str(),
                 to_string(shape).c_str(), human_bytes(input_bytes).c_str(), human_bytes(o.budget).c_str(), workers,
                 workers == 1 ? "" : "s", threads, threads == 1 ? "" : "s");
-    std::printf("  advised chunk   %s: %llu blocks, peak %s per worker, +%.1f%% halo\n",
+    auto timed = [](const chunk_evaluation& e) {
+      if (!e.time) return std::string();
+      char buf[96];
+      if (e.time->idle_workers)
+        std::snprintf(buf, sizeof buf, ", %.3f s predicted, %zu worker(s) idle", e.time->makespan,
+                      e.time->idle_workers);
+      else
+        std::snprintf(buf, sizeof buf, ", %.3f s predicted", e.time->makespan);
+      return std::string(buf);
+    };
+    std::printf("  advised chunk   %s: %llu blocks, peak %s per worker, +%.1f%% halo%s (%s)\n",
                 to_string(a.chosen.plan.chunk).c_str(), static_cast<unsigned long long>(a.chosen.plan.blocks),
-                human_bytes(a.chosen.peak).c_str(), 100 * a.chosen.plan.halo_overhead);
+                human_bytes(a.chosen.peak).c_str(), 100 * a.chosen.plan.halo_overhead, timed(a.chosen).c_str(),
+                goal == advice_objective::time ? "the fastest that fits" : "the largest that fits");
+    if (goal == advice_objective::time)
+      std::printf("  largest chunk   %s: %llu blocks, peak %s per worker%s\n", to_string(a.largest.plan.chunk).c_str(),
+                  static_cast<unsigned long long>(a.largest.plan.blocks), human_bytes(a.largest.peak).c_str(),
+                  timed(a.largest).c_str());
+    else if (!profile && objective.empty())
+      std::printf("  (no time profile at %s: run `dwsr calibrate` to advise for time)\n",
+                  sim::default_time_profile_path().c_str());
     for (const auto& n : a.next_larger)
       std::printf("  next larger     %s would need %s\n", to_string(n.plan.chunk).c_str(), human_bytes(n.peak).c_str());
-    std::printf("  Dask default    %s (128 MiB of input%s): %llu blocks, peak %s per worker: %s\n",
+    std::printf("  Dask default    %s (128 MiB of input%s): %llu blocks, peak %s per worker: %s%s\n",
                 to_string(a.dask_chunk).c_str(), a.dask.plan.chunk == a.dask_chunk ? "" : ", time kept whole",
                 static_cast<unsigned long long>(a.dask.plan.blocks), human_bytes(a.dask.peak).c_str(),
-                a.dask.peak <= o.budget ? "fits" : "EXCEEDS the budget");
+                a.dask.peak <= o.budget ? "fits" : "EXCEEDS the budget", timed(a.dask).c_str());
     std::printf("  searched %llu chunkings in %.3f s\n", static_cast<unsigned long long>(a.candidates), a.seconds);
   });
 }

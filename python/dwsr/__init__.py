@@ -13,7 +13,7 @@ Run an operator on a cube in memory, or plan its memory without running it::
 Every function has the numbers of the command-line tool's ``--json``.
 """
 
-from ._api import EventLog, Graph, Node, advise, graph_info, operators, plan, replay, run
+from ._api import EventLog, Graph, Node, advise, calibrate, graph_info, operators, plan, replay, run
 from ._core import __version__
 from ._errors import CancelledError, Error, FileError, InvalidInputError, OutOfMemoryError
 from ._types import (Advice, ChunkEvaluation, DeviceReplay, Event, GraphInfo, Halo, ModelReplay, OperatorInfo, Output, Parameter,
@@ -22,5 +22,5 @@ from ._types import (Advice, ChunkEvaluation, DeviceReplay, Event, GraphInfo, Ha
 __all__ = [
     "Advice", "CancelledError", "ChunkEvaluation", "DeviceReplay", "Error", "Event", "EventLog", "FileError", "Graph",
     "GraphInfo", "Halo", "InvalidInputError", "ModelReplay", "Node", "OperatorInfo", "OutOfMemoryError", "Output", "Parameter", "Plan",
-    "Replay", "RunResult", "WorkerMemory", "__version__", "advise", "graph_info", "operators", "plan", "replay", "run"
+    "Replay", "RunResult", "WorkerMemory", "__version__", "advise", "calibrate", "graph_info", "operators", "plan", "replay", "run"
 ]

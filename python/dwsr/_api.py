@@ -145,6 +145,18 @@ def _invalid(message: str) -> Exception:
     return InvalidInputError("invalid input: " + message)
 
 
+def _cores(cores: Optional[int]) -> int:
+    if cores is None:
+        return 0
+    if int(cores) <= 0:
+        raise _invalid(f"cores {cores}: expected a positive number")
+    return int(cores)
+
+
+def _path(path: Union[str, os.PathLike, None]) -> str:
+    return "" if path is None else os.fspath(path)
+
+
 def _memory(memory: Union[int, str, None]) -> Optional[str]:
     if memory is None:
         return None
@@ -290,7 +302,8 @@ def run(graph: GraphLike, cube: np.ndarray, *, params: Optional[Mapping[str, Any
 
 def plan(graph: GraphLike, shape: ShapeLike, *, params: Optional[Mapping[str, Any]] = None,
          chunk: Optional[ShapeLike] = None, workers: int = 1, threads: int = 1, memory: Union[int, str, None] = None,
-         allocator: str = "exact", events: Optional[EventLog] = None) -> Plan:
+         allocator: str = "exact", profile: Union[str, os.PathLike, None] = None, cores: Optional[int] = None,
+         events: Optional[EventLog] = None) -> Plan:
     """Predicts each worker's peak memory for a chunked run, without computing.
 
     The same figures as ``dwsr plan --json``: the cube of ``shape`` (a tuple,
@@ -300,27 +313,50 @@ def plan(graph: GraphLike, shape: ShapeLike, *, params: Optional[Mapping[str, An
     ``memory`` (bytes, or text such as ``"2GiB"``) adds whether the peak fits;
     ``allocator`` applies an allocator model (e.g. ``"host_malloc"``,
     ``"torch_cuda_caching"``) to each worker's events. ``events`` receives
-    worker 0's planned events.
+    worker 0's planned events. With a time profile (``profile``, else the
+    default one of :func:`calibrate` when it exists) the plan predicts the
+    run's time too (``predicted_seconds``), the workers sharing ``cores``
+    cores (default: the profiled machine's; workers on machines of their own:
+    ``workers * threads``).
     """
     doc = _core.plan_json(_graph_spec(graph), _shape(shape), _params(params),
                           None if chunk is None else _shape(chunk), int(workers), int(threads), _memory(memory),
-                          allocator, events._log if events is not None else None)
+                          allocator, _path(profile), _cores(cores), events._log if events is not None else None)
     return Plan.from_dict(json.loads(doc))
 
 
 def advise(graph: GraphLike, shape: ShapeLike, *, memory: Union[int, str], params: Optional[Mapping[str, Any]] = None,
-           workers: int = 1, threads: int = 1, allocator: str = "exact") -> Advice:
-    """The largest chunk whose predicted per-worker peak fits ``memory``.
+           workers: int = 1, threads: int = 1, allocator: str = "exact", objective: str = "auto",
+           profile: Union[str, os.PathLike, None] = None, cores: Optional[int] = None) -> Advice:
+    """The chunking to use: the fastest, or the largest, whose predicted per-worker peak fits ``memory``.
 
     The same answer as ``dwsr advise --json``: time is kept whole, and every
     axis an operator reads whole; Dask's default chunk is evaluated beside it.
-    Raises :class:`InvalidInputError` when even the smallest chunk does not fit.
+    ``objective="time"`` picks the smallest predicted makespan (it needs a
+    time profile: ``profile``, else the default one of :func:`calibrate`),
+    ``"largest"`` the largest chunk, and ``"auto"`` time when a profile
+    exists; ``cores`` as in :func:`plan`. Raises :class:`InvalidInputError`
+    when even the smallest chunk does not fit.
     """
     mem = _memory(memory)
     assert mem is not None
     doc = _core.advise_json(_graph_spec(graph), _shape(shape), _params(params), mem, int(workers), int(threads),
-                            allocator)
+                            allocator, objective, _path(profile), _cores(cores))
     return Advice.from_dict(json.loads(doc))
+
+
+def calibrate(*, quick: bool = False, ops: Optional[Iterable[str]] = None, threads: Optional[Iterable[int]] = None,
+              output: Union[str, os.PathLike, None] = None) -> Dict[str, Any]:
+    """Measures each operator on this machine and writes the time profile :func:`plan` and :func:`advise` use.
+
+    As ``dwsr calibrate``: ``quick`` measures smaller cubes (seconds instead of
+    a minute or two), ``ops`` and ``threads`` restrict what is measured (default:
+    every operator, 1 thread and the machine's cores), ``output`` is where the
+    profile goes (default: ``$DWSR_TIME_PROFILE``, else the user's cache
+    directory). Returns the profile's document, with ``"path"`` added.
+    """
+    doc = _core.calibrate_json(bool(quick), list(ops or []), [int(t) for t in threads or []], _path(output))
+    return json.loads(doc)
 
 
 def replay(trace: Union[str, os.PathLike], allocators: Optional[Iterable[str]] = None, *,

@@ -138,11 +138,13 @@ class ChunkEvaluation:
     halo_overhead: float
     peak_bytes: int
     peak_over_cube: float
+    predicted_seconds: Optional[float] = None
+    idle_workers: Optional[int] = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "ChunkEvaluation":
         return cls(parse_shape(d["chunk"]), d["blocks"], tuple(d["halo"]), d["halo_overhead"], d["peak_bytes"],
-                   d["peak_over_cube"])
+                   d["peak_over_cube"], d.get("predicted_seconds"), d.get("idle_workers"))
 
 
 @dataclass(frozen=True)
@@ -151,7 +153,9 @@ class Plan(ChunkEvaluation):
 
     ``peak_bytes`` is the highest per-worker peak (requested bytes under the
     ``exact`` allocator, the model's peak reserved under another);
-    ``fits`` and ``budget_bytes`` are set when a memory budget was given.
+    ``fits`` and ``budget_bytes`` are set when a memory budget was given;
+    ``predicted_seconds`` (the makespan) and ``idle_workers`` when a time
+    profile was found (:func:`dwsr.calibrate`).
     """
 
     graph: str = ""
@@ -170,7 +174,8 @@ class Plan(ChunkEvaluation):
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Plan":
         e = ChunkEvaluation.from_dict(d)
-        return cls(e.chunk, e.blocks, e.halo, e.halo_overhead, e.peak_bytes, e.peak_over_cube, d["graph"],
+        return cls(e.chunk, e.blocks, e.halo, e.halo_overhead, e.peak_bytes, e.peak_over_cube, e.predicted_seconds,
+                   e.idle_workers, d["graph"],
                    parse_shape(d["shape"]), d["workers"], d["threads"], d["allocator"], d["input_bytes"],
                    _workers(d["planned_workers"]), d["events"], d["seconds"], d.get("fits"), d.get("budget_bytes"), d)
 
@@ -183,8 +188,10 @@ class Plan(ChunkEvaluation):
 class Advice:
     """The chunk advisor's answer: what ``dwsr advise --json`` prints.
 
-    ``advice`` is the largest chunk (time whole) whose per-worker peak fits the
-    budget; ``next_larger`` its larger neighbours (all over budget);
+    ``advice`` is the chunk (time whole) chosen among those whose per-worker
+    peak fits the budget: the fastest (``objective == "time"``, with a time
+    profile) or the largest; ``largest`` the largest that fits;
+    ``next_larger`` the largest's larger neighbours (all over budget);
     ``dask_default`` what dwsr predicts for Dask's default chunk.
     """
 
@@ -194,7 +201,9 @@ class Advice:
     workers: int
     threads: int
     allocator: str
+    objective: str
     advice: ChunkEvaluation
+    largest: ChunkEvaluation
     next_larger: List[ChunkEvaluation]
     dask_default: ChunkEvaluation
     candidates: int
@@ -204,7 +213,8 @@ class Advice:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Advice":
         return cls(d["graph"], parse_shape(d["shape"]), d["budget_bytes"], d["workers"], d["threads"], d["allocator"],
-                   ChunkEvaluation.from_dict(d["advice"]), [ChunkEvaluation.from_dict(n) for n in d["next_larger"]],
+                   d["objective"], ChunkEvaluation.from_dict(d["advice"]), ChunkEvaluation.from_dict(d["largest"]),
+                   [ChunkEvaluation.from_dict(n) for n in d["next_larger"]],
                    ChunkEvaluation.from_dict(d["dask_default"]), d["candidates"], d["seconds"], d)
 
     @property

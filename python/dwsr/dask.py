@@ -316,7 +316,7 @@ def advise(op_or_graph: GraphLike, shape: ShapeLike, *, client: Any = None, memo
     while True:
         try:
             advice = _dwsr_advise(graph, dims, memory=dwsr_budget, params=params, workers=1, threads=1,
-                                  allocator=allocator)
+                                  allocator=allocator, objective="largest")
         except InvalidInputError as e:
             raise InvalidInputError(f"{e} (Dask worker memory limit {limit} bytes, pause threshold "
                                     f"{pause_fraction:.0%} = {threshold} bytes, less {reserved} reserved, shared by "

@@ -19,9 +19,11 @@
 #include <vector>
 
 #include "dwsr/core/bytes.hpp"
+#include "dwsr/core/quote.hpp"
 #include "dwsr/error.hpp"
 #include "dwsr/exec/host_context.hpp"
 #include "dwsr/graph/advisor.hpp"
+#include "dwsr/graph/calibrate.hpp"
 #include "dwsr/graph/graph_json.hpp"
 #include "dwsr/graph/in_place.hpp"
 #include "dwsr/memory/fan_out.hpp"
@@ -232,9 +234,11 @@ std::string graph_info_json(const std::string& spec, const std::map<std::string,
 std::string plan_json(const std::string& spec, const std::array<std::uint64_t, 3>& shape,
                       const std::map<std::string, std::string>& params,
                       std::optional<std::array<std::uint64_t, 3>> chunk, std::size_t workers, std::size_t threads,
-                      std::optional<std::string> memory, const std::string& allocator, std::shared_ptr<event_log> log) {
+                      std::optional<std::string> memory, const std::string& allocator, const std::string& profile,
+                      std::size_t cores, std::shared_ptr<event_log> log) {
   const auto g = graph_of(spec, params);
-  dwsr::report::plan_request r{spec, shape_of(shape), {}, allocator};
+  const auto times = dwsr::sim::find_time_profile(profile);
+  dwsr::report::plan_request r{spec, shape_of(shape), {}, allocator, times ? &*times : nullptr, cores};
   r.options = {.chunk = chunk ? shape_of(*chunk) : shape3{},
                .workers = workers,
                .threads = threads,
@@ -247,10 +251,24 @@ std::string plan_json(const std::string& spec, const std::array<std::uint64_t, 3
 
 std::string advise_json(const std::string& spec, const std::array<std::uint64_t, 3>& shape,
                         const std::map<std::string, std::string>& params, const std::string& memory,
-                        std::size_t workers, std::size_t threads, const std::string& allocator) {
+                        std::size_t workers, std::size_t threads, const std::string& allocator,
+                        const std::string& objective, const std::string& profile, std::size_t cores) {
   const auto g = graph_of(spec, params);
+  const auto times = dwsr::sim::find_time_profile(profile);
+  if (objective != "auto" && objective != "time" && objective != "largest")
+    throw dwsr::invalid_input("objective " + dwsr::quote(objective) + "; expected 'time', 'largest' or 'auto'");
+  if (objective == "time" && !times)
+    throw dwsr::io_error("objective 'time' needs a time profile: none at " +
+                         dwsr::quote(dwsr::sim::default_time_profile_path().string(), 400) +
+                         "; run dwsr.calibrate() (or pass profile=)");
   const dwsr::advice_options o{
-      .budget = dwsr::parse_bytes(memory), .workers = workers, .threads = threads, .allocator = allocator};
+      .budget = dwsr::parse_bytes(memory),
+      .workers = workers,
+      .threads = threads,
+      .allocator = allocator,
+      .objective = objective == "largest" || !times ? dwsr::advice_objective::largest : dwsr::advice_objective::time,
+      .profile = times ? &*times : nullptr,
+      .cores = cores};
   py::gil_scoped_release release;
   return dwsr::report::advice_report(dwsr::advise(g, shape_of(shape), o), spec, shape_of(shape), o).dump();
 }
@@ -262,6 +280,24 @@ std::string replay_json(const std::string& trace, const std::vector<std::string>
   if (capacity) r.capacity = dwsr::parse_bytes(*capacity);
   py::gil_scoped_release release;
   return dwsr::report::replay_report(r).document.dump();
+}
+
+std::string calibrate_json(bool quick, const std::vector<std::string>& ops, const std::vector<std::size_t>& threads,
+                           const std::string& output) {
+  const auto path = output.empty() ? dwsr::sim::default_time_profile_path() : std::filesystem::path(output);
+  std::atomic<bool> cancel{false};  // Ctrl-C stops between operators
+  dwsr::sim::time_profile p;
+  run_interruptible(cancel, [&] {
+    p = dwsr::calibrate(
+        dwsr::operators::catalogue(),
+        {.quick = quick, .ops = ops, .threads = threads, .progress = [&](const std::string&, std::size_t, std::size_t) {
+           if (cancel) throw dwsr::cancelled("calibrate");
+         }});
+  });
+  dwsr::sim::write_time_profile(path, p);
+  auto doc = dwsr::sim::to_json(p);
+  doc["path"] = path.string();
+  return doc.dump();
 }
 
 /// Raises dwsr's Python exception `name` (dwsr/_errors.py) with `args`.
@@ -305,9 +341,12 @@ PYBIND11_MODULE(_core, m) {
   m.def("run", &run, py::arg("graph"), py::arg("cube"), py::arg("params"), py::arg("threads"), py::arg("memory"),
         py::arg("log"));
   m.def("plan_json", &plan_json, py::arg("graph"), py::arg("shape"), py::arg("params"), py::arg("chunk"),
-        py::arg("workers"), py::arg("threads"), py::arg("memory"), py::arg("allocator"), py::arg("log"));
+        py::arg("workers"), py::arg("threads"), py::arg("memory"), py::arg("allocator"), py::arg("profile"),
+        py::arg("cores"), py::arg("log"));
   m.def("advise_json", &advise_json, py::arg("graph"), py::arg("shape"), py::arg("params"), py::arg("memory"),
-        py::arg("workers"), py::arg("threads"), py::arg("allocator"));
+        py::arg("workers"), py::arg("threads"), py::arg("allocator"), py::arg("objective"), py::arg("profile"),
+        py::arg("cores"));
+  m.def("calibrate_json", &calibrate_json, py::arg("quick"), py::arg("ops"), py::arg("threads"), py::arg("output"));
   m.def("replay_json", &replay_json, py::arg("trace"), py::arg("allocators"), py::arg("capacity"), py::arg("gpu"),
         py::arg("what_if"), py::arg("timeline"));
 }

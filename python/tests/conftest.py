@@ -11,6 +11,10 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
+# No test sees the user's time profile (the tool and the package read it by default); one that wants a profile
+# passes its own. Child processes (the tool, Dask workers) inherit this.
+os.environ["DWSR_TIME_PROFILE"] = str(ROOT / "build" / "no-time-profile.json")
+
 
 def make_cube(shape=(12, 10, 96), seed=7) -> np.ndarray:
     """Sparse reflectivity convolved with a 25 Hz Ricker wavelet (4 ms) plus 5 % noise, float32."""

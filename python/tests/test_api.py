@@ -289,3 +289,31 @@ def test_the_version_is_the_projects():
 
     text = (ROOT / "CMakeLists.txt").read_text()
     assert f"project(dwsr VERSION {dwsr.__version__} " in text
+
+
+# --- time: calibrate, and plan and advise with a profile ----------------------------------------------------------
+
+
+def test_calibrate_writes_a_profile_that_plan_and_advise_predict_time_from(cli, tmp_path):
+    path = tmp_path / "profile.json"
+    doc = dwsr.calibrate(quick=True, ops=["envelope", "gaussian"], threads=[1], output=path)
+    assert doc["path"] == str(path) and set(doc["operators"]) == {"envelope", "gaussian"}
+    assert json.loads(path.read_text())["operators"] == doc["operators"]
+    p = dwsr.plan("envelope", (64, 64, 256), chunk=(16, 64, 256), workers=2, profile=path)
+    assert p.predicted_seconds > 0 and p.idle_workers == 0
+    expected = cli_json(cli, "plan", "envelope", "--shape", "64x64x256", "--chunk", "16x64x256", "--workers", "2",
+                        "--profile", str(path))
+    assert without_seconds(p.to_dict()) == without_seconds(expected)
+    # Four workers with a core each: the whole cube fits, but one block would leave three of them idle.
+    a = dwsr.advise("envelope", (64, 64, 256), memory="64MiB", workers=4, profile=path, cores=4)
+    assert a.objective == "time" and a.advice.idle_workers == 0 and a.advice.blocks >= 4
+    assert a.largest.blocks < 4 and a.advice.predicted_seconds < a.largest.predicted_seconds
+    expected = cli_json(cli, "advise", "envelope", "--shape", "64x64x256", "--memory", "64MiB", "--workers", "4",
+                        "--profile", str(path), "--cores", "4")
+    assert without_seconds(a.to_dict()) == without_seconds(expected)
+    assert dwsr.advise("envelope", (64, 64, 256), memory="64MiB", workers=4, profile=path, cores=4,
+                       objective="largest").advice == a.largest
+    with pytest.raises(dwsr.InvalidInputError, match="has no figures for operator 'median'"):
+        dwsr.plan("median", (8, 8, 64), profile=path)
+    with pytest.raises(dwsr.FileError, match="needs a time profile"):
+        dwsr.advise("envelope", (64, 64, 256), memory="64MiB", objective="time")  # no profile by default in tests

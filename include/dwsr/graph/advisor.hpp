@@ -29,9 +29,16 @@
 
 #include "dwsr/graph/chunked.hpp"
 #include "dwsr/graph/model_plan.hpp"
+#include "dwsr/graph/time_model.hpp"
 #include "dwsr/sim/any_model.hpp"
 
 namespace dwsr {
+
+/// What the advice optimises among the chunkings that fit the budget.
+enum class advice_objective {
+  largest,  ///< the largest block (then the fewest blocks, then the least halo)
+  time,     ///< the smallest predicted makespan (needs a time profile), then the largest block
+};
 
 /// What to advise for.
 struct advice_options {
@@ -39,18 +46,25 @@ struct advice_options {
   std::size_t workers = 1;          ///< W
   std::size_t threads = 1;          ///< T per worker
   std::string allocator = "exact";  ///< allocator model spec (sim::make_model), applied to each worker's events
+  advice_objective objective = advice_objective::largest;
+  const sim::time_profile* profile = nullptr;  ///< when set, every evaluation predicts its time too
+  std::size_t cores = 0;                       ///< cores of the machine that will run it (0: the profile's)
 };
 
-/// One evaluated chunking: its plan and the per-worker peak under the model.
+/// One evaluated chunking: its plan, the per-worker peak under the model, and
+/// its predicted time when a profile was given.
 struct chunk_evaluation {
   chunked_plan plan;
   std::uint64_t peak = 0;  ///< highest per-worker peak: requested bytes (exact) or the model's peak reserved
+  std::optional<time_prediction> time;
 };
 
 /// The advisor's answer.
 struct advice {
+  advice_objective objective = advice_objective::largest;
   chunk_evaluation chosen;
-  std::vector<chunk_evaluation> next_larger;  ///< the chosen chunk's larger neighbours (all over budget)
+  chunk_evaluation largest;                   ///< the largest chunk that fits (== chosen for that objective)
+  std::vector<chunk_evaluation> next_larger;  ///< the largest chunk's larger neighbours (all over budget)
   shape3 dask_chunk;                          ///< Dask's default for the cube (128 MiB of float32, roughly cubic)
   chunk_evaluation dask;                      ///< what dwsr predicts for Dask's chunk (time kept whole if needed)
   std::uint64_t candidates = 0;               ///< chunkings evaluated
@@ -100,7 +114,8 @@ inline shape3 dask_default_chunk(shape3 cube, std::uint64_t limit_bytes = 128ull
 inline chunk_evaluation evaluate_chunk(const graph& g, shape3 cube, shape3 chunk, const advice_options& o,
                                        replay_budget& budget) {
   const chunked_schedule s(g, cube, {.chunk = chunk, .workers = o.workers, .threads = o.threads});
-  chunk_evaluation e{plan_chunked(s), 0};
+  chunk_evaluation e{plan_chunked(s), 0, {}};
+  if (o.profile) e.time = predict_time(s, *o.profile, o.cores);
   if (o.allocator == "exact") {
     e.peak = e.plan.peak();
     return e;
@@ -115,12 +130,19 @@ inline chunk_evaluation evaluate_chunk(const graph& g, shape3 cube, shape3 chunk
   return evaluate_chunk(g, cube, chunk, o, budget);
 }
 
-/// The largest chunk (time whole) whose predicted per-worker peak fits o.budget.
-/// Throws invalid_input when even one-trace chunks do not fit.
+/// The chunk (time whole) whose predicted per-worker peak fits o.budget and
+/// that is the largest, or with advice_objective::time the fastest: the
+/// smallest predicted makespan over every chunking that fits. Throws
+/// invalid_input when even one-trace chunks do not fit.
 inline advice advise(const graph& g, shape3 cube, const advice_options& o) {
   const auto started = std::chrono::steady_clock::now();
   sim::make_model(o.allocator);  // validates the spec before any work
+  if (o.objective == advice_objective::time && !o.profile)
+    throw invalid_input("advising for time needs a time profile of the machine (dwsr calibrate)");
   advice a;
+  a.objective = o.objective;
+  std::optional<double> fastest;  // the smallest predicted makespan among the chunkings that fit, and its chunk
+  shape3 fastest_chunk{};
   replay_budget budget;  // shared by every candidate
   auto eval = [&](std::uint64_t ci, std::uint64_t cx) {
     ++a.candidates;
@@ -159,8 +181,23 @@ inline advice advise(const graph& g, shape3 cube, const advice_options& o) {
       else
         hi = mid;
     }
-    for (auto k = split; k < xs.size(); ++k) consider(eval(ci, xs[k]));
+    std::vector<std::uint64_t> fitting(xs.begin(), xs.begin() + std::ptrdiff_t(lo));  // peaks grow with the extent
+    for (auto k = split; k < xs.size(); ++k) {
+      auto e = eval(ci, xs[k]);
+      if (e.peak <= o.budget) fitting.push_back(xs[k]);
+      consider(std::move(e));
+    }
     if (fit && (!best || better(*fit, *best))) best = std::move(fit);
+    if (o.objective == advice_objective::time)
+      for (const auto cx : fitting) {
+        const shape3 chunk{ci, cx, cube.samples};
+        const auto t =
+            predict_time(chunked_schedule(g, cube, {.chunk = chunk, .workers = o.workers, .threads = o.threads}),
+                         *o.profile, o.cores);
+        const bool larger = chunk.voxels() > fastest_chunk.voxels();
+        if (!fastest || t.makespan < *fastest || (t.makespan == *fastest && larger))
+          fastest = t.makespan, fastest_chunk = chunk;
+      }
   }
   if (!best) {
     const shape3 smallest_chunk{ins.front(), xs.front(), cube.samples};
@@ -169,8 +206,11 @@ inline advice advise(const graph& g, shape3 cube, const advice_options& o) {
                         " bytes per worker is too small: the smallest chunk " + to_string(smallest_chunk) + " needs " +
                         std::to_string(smallest.peak) + " bytes per worker");
   }
-  a.chosen = *best;
-  const auto chunk = a.chosen.plan.chunk;
+  a.largest = *best;
+  a.chosen = o.objective == advice_objective::time && fastest_chunk != best->plan.chunk
+                 ? evaluate_chunk(g, cube, fastest_chunk, o, budget)
+                 : *best;
+  const auto chunk = a.largest.plan.chunk;
   auto next = [](const std::vector<std::uint64_t>& v, std::uint64_t x) {
     const auto it = std::upper_bound(v.begin(), v.end(), x);
     return it == v.end() ? std::optional<std::uint64_t>{} : *it;

@@ -21,22 +21,33 @@ inline nlohmann::json workers_json(const std::vector<worker_memory>& ws) {
   return out;
 }
 
-/// One evaluated chunking.
+/// One evaluated chunking (with its predicted time when it has one).
 inline nlohmann::json evaluation_json(const chunk_evaluation& e, std::uint64_t input_bytes) {
-  return {{"chunk", to_string(e.plan.chunk)},
-          {"blocks", e.plan.blocks},
-          {"halo", e.plan.halo},
-          {"halo_overhead", e.plan.halo_overhead},
-          {"peak_bytes", e.peak},
-          {"peak_over_cube", double(e.peak) / double(input_bytes)}};
+  nlohmann::json j{{"chunk", to_string(e.plan.chunk)},
+                   {"blocks", e.plan.blocks},
+                   {"halo", e.plan.halo},
+                   {"halo_overhead", e.plan.halo_overhead},
+                   {"peak_bytes", e.peak},
+                   {"peak_over_cube", double(e.peak) / double(input_bytes)}};
+  if (e.time) {
+    j["predicted_seconds"] = e.time->makespan;
+    j["idle_workers"] = e.time->idle_workers;
+    j["worker_seconds"] = e.time->worker_seconds;
+  }
+  return j;
 }
+
+/// "largest" or "time".
+inline const char* name_of(advice_objective o) noexcept { return o == advice_objective::time ? "time" : "largest"; }
 
 /// What a plan is asked for, beside the graph and the cube.
 struct plan_request {
-  std::string graph;                ///< as the user named it: an operator or a graph file
-  shape3 cube;                      ///< the cube's shape
-  chunked_options options;          ///< chunk (empty: whole cube), W, T, budget
-  std::string allocator = "exact";  ///< allocator model applied to each worker's events
+  std::string graph;                           ///< as the user named it: an operator or a graph file
+  shape3 cube;                                 ///< the cube's shape
+  chunked_options options;                     ///< chunk (empty: whole cube), W, T, budget
+  std::string allocator = "exact";             ///< allocator model applied to each worker's events
+  const sim::time_profile* profile = nullptr;  ///< when set, the plan predicts the run's time too
+  std::size_t cores = 0;                       ///< cores the workers share (0: the profile's)
   /// Whether options.budget was given (then the document says whether the peak fits it).
   bool has_budget() const noexcept { return options.budget != std::numeric_limits<std::uint64_t>::max(); }
 };
@@ -46,7 +57,9 @@ struct plan_request {
 inline nlohmann::json plan_report(const graph& g, const plan_request& r, chunk_evaluation* out = nullptr) {
   const auto& o = r.options;
   const auto started = std::chrono::steady_clock::now();
-  auto e = evaluate_chunk(g, r.cube, o.chunk, {.workers = o.workers, .threads = o.threads, .allocator = r.allocator});
+  auto e = evaluate_chunk(
+      g, r.cube, o.chunk,
+      {.workers = o.workers, .threads = o.threads, .allocator = r.allocator, .profile = r.profile, .cores = r.cores});
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const auto input_bytes = r.cube.voxels() * sizeof(float);
   auto j = evaluation_json(e, input_bytes);
@@ -75,7 +88,9 @@ inline nlohmann::json advice_report(const advice& a, const std::string& graph, s
           {"workers", o.workers},
           {"threads", o.threads},
           {"allocator", o.allocator},
+          {"objective", name_of(a.objective)},
           {"advice", evaluation_json(a.chosen, input_bytes)},
+          {"largest", evaluation_json(a.largest, input_bytes)},
           {"next_larger", next},
           {"dask_default", evaluation_json(a.dask, input_bytes)},
           {"candidates", a.candidates},
