@@ -6,7 +6,11 @@
 // and of no chunking at all. It only plans (meta execution), so it runs in
 // about a second.
 //
-//   build/bench/f3_table [allocator model, default exact]
+//   build/bench/f3_table [allocator model, default exact] [time profile]
+//
+// With a time profile (dwsr calibrate) it prints a second table: the advice
+// for time against the largest chunk and Dask's default chunk, with each
+// one's predicted makespan, peak and idle workers (4 workers with 2 cores each).
 
 #include <cstdio>
 #include <string>
@@ -59,6 +63,26 @@ int main(int argc, char** argv) try {
                 gib(a.chosen.peak).c_str(), percent(a.chosen.plan.halo_overhead).c_str(),
                 to_string(a.dask.plan.chunk).c_str(), static_cast<unsigned long long>(a.dask.plan.blocks),
                 gib(a.dask.peak).c_str(), a.dask.peak <= o.budget ? "yes" : "no", gib(whole.peak).c_str(), a.seconds);
+  }
+  if (argc > 2) {
+    const auto profile = sim::read_time_profile(argv[2]);
+    auto timed = o;
+    timed.objective = advice_objective::time;
+    timed.profile = &profile;
+    timed.cores = o.workers * o.threads;
+    std::printf("\nPredicted from the time profile of %s (%s), workers on %zu cores:\n\n", profile.cpu.c_str(),
+                profile.created.c_str(), timed.cores);
+    std::printf("| graph | chunking | chunk | blocks | idle workers | peak / worker | predicted makespan |\n");
+    std::printf("|---|---|---|---|---|---|---|\n");
+    for (const auto& [name, g] : rows) {
+      const auto a = advise(g, f3, timed);
+      const std::pair<const char*, const chunk_evaluation*> kinds[] = {
+          {"advised for time", &a.chosen}, {"largest that fits", &a.largest}, {"Dask's default", &a.dask}};
+      for (const auto& [kind, e] : kinds)
+        std::printf("| %s | %s | %s | %llu | %zu | %s | %.1f s |\n", name.c_str(), kind,
+                    to_string(e->plan.chunk).c_str(), static_cast<unsigned long long>(e->plan.blocks),
+                    e->time->idle_workers, gib(e->peak).c_str(), e->time->makespan);
+    }
   }
   return 0;
 } catch (const std::exception& e) {
