@@ -23,6 +23,20 @@ constexpr node_id event_node(std::size_t k) { return static_cast<node_id>(k + 1)
 /// on a whole cube and reduces its own input).
 using node_reductions = std::vector<std::optional<reduction>>;
 
+/// The nodes whose outputs node k reads, directly or through other nodes (not k itself).
+inline std::vector<bool> ancestors(const graph& g, std::size_t k) {
+  const auto& ns = g.nodes();
+  std::vector<bool> found(ns.size(), false);
+  std::vector<std::size_t> todo{k};
+  while (!todo.empty()) {
+    const auto n = todo.back();
+    todo.pop_back();
+    for (const auto& r : ns[n].inputs)
+      if (r.node != cube_ref::input && !found[r.node]) found[r.node] = true, todo.push_back(r.node);
+  }
+  return found;
+}
+
 namespace detail {
 /// Index of the last node that reads each node output (or none).
 inline std::vector<std::vector<std::size_t>> last_readers(const graph& g) {
@@ -52,16 +66,7 @@ void run_graph_block(Ctx& ctx, const graph& g, cube_view<const float> input, con
   const auto& outs = g.outputs();
   const std::size_t end = stop.value_or(ns.size());
   // Which nodes must run: all, or the ancestors of `stop`.
-  std::vector<bool> needed(ns.size(), !stop);
-  if (stop) {
-    std::vector<std::size_t> todo{*stop};
-    while (!todo.empty()) {
-      const auto k = todo.back();
-      todo.pop_back();
-      for (const auto& r : ns[k].inputs)
-        if (r.node != cube_ref::input && !needed[r.node]) needed[r.node] = true, todo.push_back(r.node);
-    }
-  }
+  const auto needed = stop ? ancestors(g, *stop) : std::vector<bool>(ns.size(), true);
   using buf = buffer<float, Ctx>;
   std::vector<std::vector<buf>> live(ns.size());
   std::vector<std::vector<std::byte*>> data(ns.size());

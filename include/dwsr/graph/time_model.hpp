@@ -23,6 +23,7 @@
 
 #include "dwsr/graph/block_classes.hpp"
 #include "dwsr/graph/chunked_schedule.hpp"
+#include "dwsr/graph/schedule.hpp"
 #include "dwsr/sim/time_profile.hpp"
 
 namespace dwsr {
@@ -37,17 +38,9 @@ struct time_prediction {
 
 /// The nodes a phase runs: all of them, or a reducing node and its ancestors.
 inline std::vector<bool> phase_nodes(const graph& g, const schedule_phase& ph) {
-  const auto& ns = g.nodes();
-  std::vector<bool> needed(ns.size(), !ph.reduces());
-  if (!ph.reduces()) return needed;
-  std::vector<std::size_t> todo{*ph.node};
+  if (!ph.reduces()) return std::vector<bool>(g.nodes().size(), true);
+  auto needed = ancestors(g, *ph.node);
   needed[*ph.node] = true;
-  while (!todo.empty()) {
-    const auto k = todo.back();
-    todo.pop_back();
-    for (const auto& r : ns[k].inputs)
-      if (r.node != cube_ref::input && !needed[r.node]) needed[r.node] = true, todo.push_back(r.node);
-  }
   return needed;
 }
 
