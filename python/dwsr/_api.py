@@ -9,6 +9,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Seque
 import numpy as np
 
 from . import _core
+from ._errors import InvalidInputError
 from ._types import Advice, Event, GraphInfo, OperatorInfo, Plan, Replay, RunResult, Shape, parse_shape
 
 
@@ -139,9 +140,7 @@ def _shape(shape: ShapeLike) -> Shape:
     return dims  # type: ignore[return-value]
 
 
-def _invalid(message: str) -> Exception:
-    from ._errors import InvalidInputError
-
+def _invalid(message: str) -> InvalidInputError:
     return InvalidInputError("invalid input: " + message)
 
 
@@ -165,22 +164,6 @@ def _memory(memory: Union[int, str, None]) -> Optional[str]:
             raise _invalid(f"memory {memory}: expected a positive number of bytes")
         return str(int(memory))
     return str(memory)
-
-
-def _write_atomically(path: str, text: str) -> None:
-    """Writes ``text`` to ``path`` under a temporary name, then renames it into place (nothing left on failure)."""
-    from ._errors import FileError
-
-    folder, name = os.path.split(os.path.abspath(path))
-    partial = os.path.join(folder, f".{name}.dwsr-partial-{os.getpid()}")
-    try:
-        with open(partial, "w", encoding="ascii", newline="\n") as f:
-            f.write(text)
-        os.replace(partial, path)
-    except OSError as e:
-        if os.path.exists(partial):
-            os.remove(partial)
-        raise FileError(f"cannot write '{path}': {e.strerror or e}") from None
 
 
 class EventLog:
@@ -233,20 +216,7 @@ class EventLog:
         run while the first one's outputs live) is ambiguous and raises
         :class:`InvalidInputError`. The file is written whole or not at all.
         """
-        lines = ["action,id,bytes,device,node,role\n"]
-        live: Dict[int, int] = {}  # the log's buffer id -> the trace's
-        freed = 0
-        for index, (_, action, role, node, buffer, size) in enumerate(self._log.rows()):
-            if action == "alloc":
-                if buffer in live:
-                    raise _invalid(f"event {index} of the log allocates buffer {buffer} while an earlier buffer {buffer} "
-                                   "is alive (the log holds runs whose buffers overlap); give each run its own EventLog")
-                live[buffer] = len(live) + freed + 1
-                lines.append(f"alloc,{live[buffer]},{size},host,{node},{role}\n")
-            else:
-                lines.append(f"free,{live.pop(buffer)},{size},host,{node},{role}\n")
-                freed += 1
-        _write_atomically(os.fspath(path), "".join(lines))
+        self._log.write_trace(os.fspath(path))
 
 
 def operators() -> List[OperatorInfo]:

@@ -28,7 +28,7 @@ try:
 except ImportError as e:  # pragma: no cover - exercised only without Dask
     raise ImportError(f"dwsr.dask needs Dask ({e}); install it with: pip install dwsr[dask]") from e
 
-from ._api import Graph, GraphLike, ShapeLike, _shape, advise as _dwsr_advise, graph_info, run
+from ._api import Graph, GraphLike, ShapeLike, _invalid, _shape, advise as _dwsr_advise, graph_info, run
 from ._errors import FileError, InvalidInputError
 from ._types import Advice, Shape
 
@@ -39,10 +39,6 @@ _AXES = ("inline", "crossline", "time")
 #: Dask's default ``distributed.worker.memory.pause``: a worker stops running
 #: tasks when its process memory reaches this fraction of its limit.
 PAUSE_FRACTION = 0.8
-
-
-def _invalid(message: str) -> InvalidInputError:
-    return InvalidInputError("invalid input: " + message)
 
 
 def _portable(graph: GraphLike) -> Union[str, Dict[str, Any], Graph]:

@@ -28,10 +28,12 @@
 #include "dwsr/graph/in_place.hpp"
 #include "dwsr/memory/fan_out.hpp"
 #include "dwsr/memory/peak_counter.hpp"
+#include "dwsr/memory/recorder.hpp"
 #include "dwsr/operators/catalogue.hpp"
 #include "dwsr/ops/describe.hpp"
 #include "dwsr/report/plan_report.hpp"
 #include "dwsr/report/replay_report.hpp"
+#include "dwsr/sim/trace_csv.hpp"
 
 namespace py = pybind11;
 
@@ -39,49 +41,63 @@ namespace {
 
 using dwsr::shape3;
 
-/// Events kept for Python: fed by runs (from their thread, and later by the
-/// frees of output arrays) and by plans; read under the same lock.
-class event_log {
- public:
-  void on_event(const dwsr::event& e) {
-    std::lock_guard lock(mutex_);
-    events_.push_back(e);
-  }
-  /// (seq, action, role, node, buffer, bytes) per event, in order.
-  std::vector<std::tuple<std::uint64_t, std::string, std::string, std::uint32_t, std::uint64_t, std::uint64_t>> rows()
-      const {
-    std::lock_guard lock(mutex_);
-    std::vector<std::tuple<std::uint64_t, std::string, std::string, std::uint32_t, std::uint64_t, std::uint64_t>> out;
-    out.reserve(events_.size());
-    for (const auto& e : events_)
-      out.emplace_back(e.seq, std::string(dwsr::name_of(e.act)), std::string(dwsr::name_of(e.role)), e.node, e.buffer,
-                       e.bytes);
-    return out;
-  }
-  std::size_t size() const {
-    std::lock_guard lock(mutex_);
-    return events_.size();
-  }
-  void clear() {
-    std::lock_guard lock(mutex_);
-    events_.clear();
-  }
+/// A run's or a plan's events, as Python reads them: (seq, action, role,
+/// node, buffer, bytes). A run feeds its recorder from its own thread, and
+/// later the frees of its output arrays, so this reads a locked copy.
+std::vector<std::tuple<std::uint64_t, std::string, std::string, std::uint32_t, std::uint64_t, std::uint64_t>> rows(
+    const dwsr::recorder& log) {
+  std::vector<std::tuple<std::uint64_t, std::string, std::string, std::uint32_t, std::uint64_t, std::uint64_t>> out;
+  for (const auto& e : log.snapshot())
+    out.emplace_back(e.seq, std::string(dwsr::name_of(e.act)), std::string(dwsr::name_of(e.role)), e.node, e.buffer,
+                     e.bytes);
+  return out;
+}
 
- private:
-  mutable std::mutex mutex_;
-  std::vector<dwsr::event> events_;
-};
+/// Writes a log as a dwsr trace (sim/trace_csv.hpp). Each run numbers its
+/// buffers from 1, so a log of several runs is renumbered 1, 2, ... in
+/// allocation order; a buffer allocated again while the same id is alive
+/// (runs whose buffers overlap) cannot be told apart and is refused.
+void write_trace(const dwsr::recorder& log, const std::string& path) {
+  auto events = log.snapshot();
+  std::map<std::uint64_t, std::uint64_t> live;  // the log's id -> the trace's
+  std::uint64_t next = 1;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    auto& e = events[i];
+    const auto it = live.find(e.buffer);
+    if ((e.act == dwsr::action::alloc) == (it != live.end()))
+      throw dwsr::invalid_input(std::string("event ")
+                                    .append(std::to_string(i))
+                                    .append(" of the log ")
+                                    .append(e.act == dwsr::action::alloc ? "allocates" : "frees")
+                                    .append(" buffer ")
+                                    .append(std::to_string(e.buffer))
+                                    .append(e.act == dwsr::action::alloc
+                                                ? " while an earlier buffer of that id is alive"
+                                                : " that is not alive")
+                                    .append(" (the log holds runs whose buffers overlap); give each run its own "
+                                            "EventLog"));
+    if (e.act == dwsr::action::alloc) {
+      live.emplace(e.buffer, next);
+      e.buffer = next++;
+    } else {
+      e.buffer = it->second;
+      live.erase(it);
+    }
+    e.seq = i;
+  }
+  dwsr::sim::write_trace_csv(std::filesystem::path(path), events);
+}
 
 /// One run's execution state. Output arrays keep it alive (they free through
 /// its context, and their free events go to its sinks).
 struct session {
-  session(std::size_t threads, std::uint64_t budget, std::shared_ptr<event_log> log_)
+  session(std::size_t threads, std::uint64_t budget, std::shared_ptr<dwsr::recorder> log_)
       : log(std::move(log_)),
         sinks(log ? dwsr::fan_out{counter, *log} : dwsr::fan_out{counter}),
         bus(sinks),
         ctx(bus, {.threads = threads, .budget = budget, .name = "dwsr.run", .cancel = &cancel}) {}
   dwsr::peak_counter counter;
-  std::shared_ptr<event_log> log;
+  std::shared_ptr<dwsr::recorder> log;
   dwsr::fan_out sinks;
   dwsr::event_bus bus;
   std::atomic<bool> cancel{false};
@@ -93,13 +109,7 @@ dwsr::graph graph_of(const std::string& spec, const std::map<std::string, std::s
   const auto& ops = dwsr::operators::catalogue();
   if (!spec.empty() && spec.front() == '{') {
     if (!params.empty()) throw dwsr::invalid_input("params apply to a single operator; set them in the graph's nodes");
-    nlohmann::json doc;
-    try {
-      doc = nlohmann::json::parse(spec);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw dwsr::invalid_input(std::string("graph document is not JSON: ") + e.what());
-    }
-    return dwsr::graph_from_json(doc, ops, "graph");
+    return dwsr::graph_from_json(dwsr::parse_json_document(spec, "graph document"), ops, "graph");
   }
   return dwsr::resolve_graph(spec, ops, dwsr::param_overrides(params));  // text as `--param` spells it
 }
@@ -182,7 +192,7 @@ struct output_holder {
 };
 
 py::tuple run(const std::string& spec, const py::array& cube, const std::map<std::string, std::string>& params,
-              std::size_t threads, std::optional<std::string> memory, std::shared_ptr<event_log> log) {
+              std::size_t threads, std::optional<std::string> memory, std::shared_ptr<dwsr::recorder> log) {
   const auto g = graph_of(spec, params);
   const auto view = cube_of(cube);
   const auto planned = dwsr::plan_in_place(g, view.shape(), threads);
@@ -235,7 +245,7 @@ std::string plan_json(const std::string& spec, const std::array<std::uint64_t, 3
                       const std::map<std::string, std::string>& params,
                       std::optional<std::array<std::uint64_t, 3>> chunk, std::size_t workers, std::size_t threads,
                       std::optional<std::string> memory, const std::string& allocator, const std::string& profile,
-                      std::size_t cores, std::shared_ptr<event_log> log) {
+                      std::size_t cores, std::shared_ptr<dwsr::recorder> log) {
   const auto g = graph_of(spec, params);
   const auto times = dwsr::sim::find_time_profile(profile);
   dwsr::report::plan_request r{spec, shape_of(shape), {}, allocator, times ? &*times : nullptr, cores};
@@ -330,11 +340,12 @@ PYBIND11_MODULE(_core, m) {
     }
   });
 
-  py::class_<event_log, std::shared_ptr<event_log>>(m, "EventLog")
+  py::class_<dwsr::recorder, std::shared_ptr<dwsr::recorder>>(m, "EventLog")
       .def(py::init<>())
-      .def("rows", &event_log::rows)
-      .def("__len__", &event_log::size)
-      .def("clear", &event_log::clear);
+      .def("rows", &rows)
+      .def("__len__", &dwsr::recorder::size)
+      .def("clear", &dwsr::recorder::clear)
+      .def("write_trace", &write_trace, py::arg("path"));
 
   m.def("operators_json", [] { return dwsr::describe(dwsr::operators::catalogue()).dump(); });
   m.def("graph_info_json", &graph_info_json, py::arg("graph"), py::arg("params"));

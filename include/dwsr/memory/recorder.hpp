@@ -18,13 +18,23 @@ class recorder {
   }
   /// The events so far (call when no execution is feeding the recorder).
   const std::vector<event>& events() const noexcept { return events_; }
+  /// A copy of the events so far, safe while executions feed the recorder.
+  std::vector<event> snapshot() const {
+    std::lock_guard lock(mutex_);
+    return events_;
+  }
+  /// How many events so far (safe while executions feed the recorder).
+  std::size_t size() const {
+    std::lock_guard lock(mutex_);
+    return events_.size();
+  }
   void clear() {
     std::lock_guard lock(mutex_);
     events_.clear();
   }
 
  private:
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::vector<event> events_;
 };
 
