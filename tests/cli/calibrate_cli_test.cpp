@@ -54,7 +54,8 @@ TEST_CASE("advise without a profile keeps the largest chunk and says how to get 
   expect_user_error(run_dwsr("plan envelope --shape 8x8x64 --profile " + (dir / "none.json").string()),
                     "none.json' cannot be read; run `dwsr calibrate`");
   std::ofstream(dir / "bad.json") << "{\"format\": \"dwsr-time-profile\", \"version\": 1";
-  expect_user_error(run_dwsr("plan envelope --shape 8x8x64 --profile " + (dir / "bad.json").string()), "is not JSON");
+  expect_user_error(run_dwsr("plan envelope --shape 8x8x64 --profile " + (dir / "bad.json").string()),
+                    "is not valid JSON");
   expect_user_error(run_dwsr("calibrate --quick --ops nope -o " + (dir / "p.json").string()),
                     "unknown operator 'nope'");
   CHECK(!std::filesystem::exists(dir / "p.json"));

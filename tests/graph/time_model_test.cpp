@@ -89,7 +89,7 @@ TEST_CASE("a time profile survives its file, and a malformed one is refused by n
     std::ofstream(dir.path() / "bad.json") << text;
     return dir.path() / "bad.json";
   };
-  CHECK_THROWS_WITH(sim::read_time_profile(write("{")), Catch::Contains("is not JSON"));
+  CHECK_THROWS_WITH(sim::read_time_profile(write("{")), Catch::Contains("is not valid JSON"));
   CHECK_THROWS_WITH(sim::read_time_profile(write("{\"format\": \"other\"}")),
                     Catch::Contains("not a dwsr time profile"));
   auto doc = sim::to_json(p);

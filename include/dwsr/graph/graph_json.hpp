@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "dwsr/core/json_document.hpp"
 #include "dwsr/core/quote.hpp"
 #include "dwsr/graph/graph.hpp"
 #include "dwsr/ops/param.hpp"
@@ -85,15 +86,7 @@ inline graph read_graph(const std::filesystem::path& path, const registry& opera
   std::ifstream in(path);
   const auto where = "graph file " + quote(path.string(), 400);
   if (!in) throw io_error("cannot read " + where);
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {  // the message quotes the file's text: escaped
-    throw invalid_input(where + " is not valid JSON: " + printable(e.what(), 300));
-  } catch (const nlohmann::json::exception& e) {  // a number beyond double's range (1e400)
-    throw invalid_input(where + " holds a value dwsr cannot represent: " + printable(e.what(), 300));
-  }
-  return graph_from_json(doc, operators, where);
+  return graph_from_json(parse_json_document(in, where), operators, where);
 }
 
 /// A graph from the command line: a .json file, or the name of one operator.

@@ -29,6 +29,7 @@
 #include <string>
 
 #include "dwsr/core/atomic_file.hpp"
+#include "dwsr/core/json_document.hpp"
 #include "dwsr/core/quote.hpp"
 #include "dwsr/error.hpp"
 
@@ -160,14 +161,9 @@ inline std::filesystem::path default_time_profile_path() {
 /// Reads a profile; io_error when it cannot be read, invalid_input when it is malformed.
 inline time_profile read_time_profile(const std::filesystem::path& path) {
   std::ifstream in(path);
-  if (!in) throw io_error("time profile " + quote(path.string(), 400) + " cannot be read; run `dwsr calibrate`");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw invalid_input("time profile " + quote(path.string(), 400) + " is not JSON: " + e.what());
-  }
-  return time_profile_from_json(j, "time profile " + quote(path.string(), 400));
+  const auto where = "time profile " + quote(path.string(), 400);
+  if (!in) throw io_error(where + " cannot be read; run `dwsr calibrate`");
+  return time_profile_from_json(parse_json_document(in, where), where);
 }
 
 /// The profile at `path` when one is given (it must exist), else the one at
