@@ -129,11 +129,6 @@ inline sim::time_profile calibrate(const registry& ops, const calibrate_options&
     for (int r = 0; r < repeats; ++r) best = std::min(best, run_once());
     return best;
   };
-  auto extended_voxels = [](const chunked_schedule& s) {
-    double v = 0;
-    for (std::uint64_t b = 0; b < s.blocks().count(); ++b) v += double(s.blocks().at(b).extended().voxels());
-    return v;
-  };
 
   auto graph_of = [&](const std::string& name) {  // the operator reading the cube on each of its inputs
     graph g(ops);
@@ -158,7 +153,7 @@ inline sim::time_profile calibrate(const registry& ops, const calibrate_options&
         }
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       });
-      pts.push_back({double(s.blocks().count()), extended_voxels(s), sec});
+      pts.push_back({double(s.blocks().count()), s.blocks().read_voxels(), sec});
     }
     const auto c = detail::fit_step(pts, t);
     p.copy.fixed_seconds = std::max(p.copy.fixed_seconds, c.fixed_seconds);
@@ -175,9 +170,9 @@ inline sim::time_profile calibrate(const registry& ops, const calibrate_options&
         run_chunked(s, *in, nullptr);  // warm: plans, code, pages
         const double sec = best_of([&, &s = s, in = in] { return run_chunked(s, *in, nullptr).seconds; });
         // The copy is part of every run; the operator's figures exclude it.
-        const double copy =
-            double(s.blocks().count()) * p.copy.fixed_seconds + extended_voxels(s) * p.copy.per_voxel(t);
-        pts.push_back({double(s.blocks().count()), extended_voxels(s), std::max(0.0, sec - copy)});
+        const double blocks = double(s.blocks().count()), voxels = s.blocks().read_voxels();
+        const double copy = blocks * p.copy.fixed_seconds + voxels * p.copy.per_voxel(t);
+        pts.push_back({blocks, voxels, std::max(0.0, sec - copy)});
       }
       const auto c = detail::fit_step(pts, t);
       cost.fixed_seconds = std::max(cost.fixed_seconds, c.fixed_seconds);

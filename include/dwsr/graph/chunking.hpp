@@ -139,8 +139,8 @@ class chunking {
     return out;
   }
 
-  /// Voxels read by all blocks over the cube's voxels, minus one: the halo's cost.
-  double halo_overhead() const {
+  /// Voxels read by all blocks together: their extended windows, halos included.
+  double read_voxels() const {
     // Extents along each axis are independent, so sum per axis and multiply.
     double read = 1;
     for (int a = 0; a < 3; ++a) {
@@ -148,8 +148,10 @@ class chunking {
       for (const auto& k : axis_classes(a)) sum += double(k.extended) * double(k.count());
       read *= sum;
     }
-    return read / double(cube_.voxels()) - 1.0;
+    return read;
   }
+  /// Voxels read by all blocks over the cube's voxels, minus one: the halo's cost.
+  double halo_overhead() const { return read_voxels() / double(cube_.voxels()) - 1.0; }
 
  private:
   shape3 cube_;
