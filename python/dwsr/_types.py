@@ -70,6 +70,7 @@ class OperatorInfo:
     halo: Halo
     outputs: List[Output]
     reduction_passes: int
+    fft_based: bool
     _doc: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     @classmethod
@@ -84,6 +85,7 @@ class OperatorInfo:
             halo=Halo(tuple(h["radius"]), h["whole_inlines"], h["whole_crosslines"], h["whole_traces"]),
             outputs=[Output(o["name"], o["suffix"], o["dtype"]) for o in d["outputs"]],
             reduction_passes=d["reduction_passes"],
+            fft_based=d["fft_based"],
             _doc=d,
         )
 

@@ -42,6 +42,7 @@ class block_classes {
     std::uint64_t total = 1;
     for (int a = 0; a < 3; ++a) {
       along_[a] = c.axis_classes(a);
+      for (const auto& k : along_[a]) count_[a].push_back(k.count());
       total *= along_[a].size();  // each factor is at most the blocks along its axis, so this cannot overflow
       if (total > limit) too_many(c);
     }
@@ -69,25 +70,24 @@ class block_classes {
   /// the blocks in planes below x0, then in rows of plane x0 below x1, then in
   /// row (x0, x1) below x2.
   std::vector<std::uint64_t> counts_below(std::uint64_t x) const {
+    std::vector<std::uint64_t> out;
+    counts_below(x, out);
+    return out;
+  }
+  /// counts_below into `out` (resized to the classes), allocating nothing
+  /// once `out` has room: plans call it once per worker.
+  void counts_below(std::uint64_t x, std::vector<std::uint64_t>& out) const {
     const auto& g = chunking_->grid();
     const std::uint64_t plane = g[1] * g[2];
     const std::array<std::uint64_t, 3> p{x / plane, x % plane / g[2], x % g[2]};
-    std::array<std::vector<std::uint64_t>, 3> below, count;
-    std::array<std::vector<bool>, 3> at;
-    for (std::size_t a = 0; a < 3; ++a)
-      for (const auto& k : along_[a]) {
-        below[a].push_back(k.below(p[a]));
-        count[a].push_back(k.count());
-        at[a].push_back(k.contains(p[a]));
-      }
-    std::vector<std::uint64_t> out;
-    out.reserve(classes_.size());
-    for (const auto& k : classes_) {
-      const auto [i, j, l] = k.axis;
-      out.push_back(below[0][i] * count[1][j] * count[2][l] +
-                    (at[0][i] ? below[1][j] * count[2][l] + (at[1][j] ? below[2][l] : 0) : 0));
+    out.resize(classes_.size());
+    for (std::size_t c = 0; c < classes_.size(); ++c) {
+      const auto [i, j, l] = classes_[c].axis;
+      const auto &x0 = along_[0][i], &x1 = along_[1][j], &x2 = along_[2][l];
+      const auto n1 = count_[1][j], n2 = count_[2][l];
+      out[c] = x0.below(p[0]) * n1 * n2 +
+               (x0.contains(p[0]) ? x1.below(p[1]) * n2 + (x1.contains(p[1]) ? x2.below(p[2]) : 0) : 0);
     }
-    return out;
   }
 
  private:
@@ -106,6 +106,7 @@ class block_classes {
 
   const chunking* chunking_;
   std::array<std::vector<axis_class>, 3> along_;
+  std::array<std::vector<std::uint64_t>, 3> count_;  // blocks of each axis class
   std::vector<block_class> classes_;
 };
 

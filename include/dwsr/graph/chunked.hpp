@@ -122,30 +122,45 @@ void run_step(Ctx& ctx, const chunked_schedule& s, const schedule_phase& ph, con
 
 namespace detail {
 
-/// The plan of `s` from one block of each class (graph/block_classes.hpp):
-/// `measure(phase, block)` returns the (peak, events) of that step alone, and
-/// a worker's peak is the highest over the classes it runs, its events the sum
-/// over them of blocks x events. Exact whenever a worker holds nothing between
-/// blocks, as every dwsr context does, and the measure starts from nothing.
+/// What one block of each class costs over every phase of a schedule: its
+/// peak (the highest of its steps') and its events (their sum).
+struct class_steps {
+  std::vector<std::uint64_t> peak, events;
+};
+
+/// class_steps of `classes` (the classes of s.blocks()), where
+/// `measure(phase, block)` returns the (peak, events) of that step alone.
 template <class Measure>
-chunked_plan plan_by_class(const chunked_schedule& s, Measure&& measure) {
-  const auto& c = s.blocks();
-  chunked_plan p{c.chunk(), c.halo(), c.count(), c.halo_overhead(), std::vector<worker_memory>(s.workers())};
-  const block_classes classes(c);
+class_steps measure_classes(const chunked_schedule& s, const block_classes& classes, Measure&& measure) {
   const auto& ks = classes.classes();
-  std::vector<std::uint64_t> peak(ks.size()), events(ks.size());
+  class_steps out{std::vector<std::uint64_t>(ks.size()), std::vector<std::uint64_t>(ks.size())};
   for (std::size_t k = 0; k < ks.size(); ++k)
     for (const auto& ph : s.phases()) {
       const auto [step_peak, step_events] = measure(ph, ks[k].example);
-      peak[k] = std::max(peak[k], step_peak);
-      events[k] += step_events;
+      out.peak[k] = std::max(out.peak[k], step_peak);
+      out.events[k] += step_events;
     }
+  return out;
+}
+
+/// The plan of `s` from its classes' steps: a worker's peak is the highest
+/// over the classes it runs, its events the sum over them of blocks x events.
+/// Exact whenever a worker holds nothing between blocks, as every dwsr
+/// context does, and each step was measured from nothing. The steps depend on
+/// the chunking and T only, so plans that differ in W share them.
+inline chunked_plan plan_from_classes(const chunked_schedule& s, const block_classes& classes,
+                                      const class_steps& steps) {
+  const auto& c = s.blocks();
+  chunked_plan p{c.chunk(), c.halo(), c.count(), c.halo_overhead(), std::vector<worker_memory>(s.workers())};
+  const auto& ks = classes.classes();
+  const auto& [peak, events] = steps;
   // Workers run consecutive ranges, so each range starts where the last ended.
-  auto before = classes.counts_below(0);
+  std::vector<std::uint64_t> before, upto;
+  classes.counts_below(0, before);
   for (std::size_t w = 0; w < s.workers(); ++w) {
     const auto [first, last] = s.range_of(w);
     if (first == last) break;  // this worker and the ones after it have no blocks
-    auto upto = classes.counts_below(last);
+    classes.counts_below(last, upto);
     auto& worker = p.workers[w];
     worker.blocks = last - first;
     for (std::size_t k = 0; k < ks.size(); ++k) {
@@ -157,9 +172,30 @@ chunked_plan plan_by_class(const chunked_schedule& s, Measure&& measure) {
         throw invalid_input("worker " + std::to_string(w) + " of a chunking into " + std::to_string(c.count()) +
                             " blocks would emit more than 2^64 events; use a larger chunk");
     }
-    before = std::move(upto);
+    std::swap(before, upto);
   }
   return p;
+}
+
+/// The plan of `s` from one block of each class (graph/block_classes.hpp),
+/// measured by `measure(phase, block)` (see measure_classes).
+template <class Measure>
+chunked_plan plan_by_class(const chunked_schedule& s, Measure&& measure) {
+  const block_classes classes(s.blocks());
+  return plan_from_classes(s, classes, measure_classes(s, classes, measure));
+}
+
+/// One step measured in a meta execution at the schedule's T: its peak
+/// requested bytes and its events.
+inline std::pair<std::uint64_t, std::uint64_t> meta_step(const chunked_schedule& s, const node_reductions& reductions,
+                                                         const schedule_phase& ph, const block& b) {
+  peak_counter counter;
+  event_bus bus(counter);
+  meta_context ctx(bus, {.threads = s.options().threads});
+  reduction acc;
+  run_step(
+      ctx, s, ph, b, reductions, &acc, nullptr, [](float*) {}, nullptr);
+  return {counter.peak(), bus.events()};
 }
 
 }  // namespace detail
@@ -171,15 +207,8 @@ chunked_plan plan_by_class(const chunked_schedule& s, Measure&& measure) {
 /// worker (worker_events).
 inline chunked_plan plan_chunked(const chunked_schedule& s) {
   const auto reductions = detail::run_phase_reductions(s);
-  return detail::plan_by_class(s, [&](const schedule_phase& ph, const block& b) {
-    peak_counter counter;
-    event_bus bus(counter);
-    meta_context ctx(bus, {.threads = s.options().threads});
-    reduction acc;
-    run_step(
-        ctx, s, ph, b, reductions, &acc, nullptr, [](float*) {}, nullptr);
-    return std::pair{counter.peak(), bus.events()};
-  });
+  return detail::plan_by_class(
+      s, [&](const schedule_phase& ph, const block& b) { return detail::meta_step(s, reductions, ph, b); });
 }
 
 /// plan_chunked for `g` on `cube` with options `o`.

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <variant>
 
 #include "dwsr/core/json_document.hpp"
 #include "dwsr/core/quote.hpp"
@@ -79,6 +80,24 @@ inline graph graph_from_json(const nlohmann::json& doc, const registry& operator
     specs.push_back(std::move(s));
   }
   return graph::from_specs(operators, std::move(specs));
+}
+
+/// The graph document of `g` (what graph_from_json reads back): its nodes in
+/// execution order, parameters as given.
+inline nlohmann::json graph_to_json(const graph& g) {
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const auto& n : g.nodes()) {
+    nlohmann::json j{{"name", n.spec.name}, {"op", n.spec.op}, {"inputs", n.spec.inputs}};
+    if (!n.spec.params.empty()) {
+      nlohmann::json params = nlohmann::json::object();
+      for (const auto& [name, value] : n.spec.params.values())
+        std::visit([&, &name = name](const auto& v) { params[name] = v; }, value);
+      j["params"] = params;
+    }
+    if (n.spec.keep) j["keep"] = true;
+    nodes.push_back(j);
+  }
+  return {{"nodes", nodes}};
 }
 
 /// Reads a graph file (errors name the file).

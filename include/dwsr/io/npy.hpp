@@ -185,10 +185,10 @@ host_cube<T> load_npy(const std::filesystem::path& path) {
 }
 
 /// The header block (magic, version, length, dictionary, padding) of a .npy
-/// file with this dtype and dims: version 1.0 when it fits, else 2.0; padded so
+/// file with this descr ("<f8", ...) and dims: version 1.0 when it fits, else 2.0; padded so
 /// that the data starts on a 64-byte boundary.
-inline std::string npy_header_bytes(dtype type, const std::vector<std::uint64_t>& dims) {
-  std::string dict = "{'descr': '" + std::string(detail::npy_descr(type)) + "', 'fortran_order': False, 'shape': (";
+inline std::string npy_header_bytes(std::string_view descr, const std::vector<std::uint64_t>& dims) {
+  std::string dict = "{'descr': '" + std::string(descr) + "', 'fortran_order': False, 'shape': (";
   for (std::size_t i = 0; i < dims.size(); ++i) dict += std::to_string(dims[i]) + (i + 1 < dims.size() ? ", " : "");
   dict += dims.size() == 1 ? ",), }" : "), }";
   for (std::uint64_t len_bytes : {2u, 4u}) {
@@ -206,6 +206,11 @@ inline std::string npy_header_bytes(dtype type, const std::vector<std::uint64_t>
     return out;
   }
   return {};  // unreachable: a 4-byte length always fits
+}
+
+/// npy_header_bytes for one of dwsr's dtypes.
+inline std::string npy_header_bytes(dtype type, const std::vector<std::uint64_t>& dims) {
+  return npy_header_bytes(detail::npy_descr(type), dims);
 }
 
 /// Writes `array` to `path` as a 3-D .npy file (C order, version 1.0). The

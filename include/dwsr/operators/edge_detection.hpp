@@ -195,6 +195,7 @@ DWSR_DECLARE_OPERATOR(semblance2, "windowed semblance (the reference's patch-bas
 /// one inverse-iteration step, a certificate), about 1 us per voxel (4 MB/s).
 struct eig_complex : detail::edge_op<eig_complex> {
   static constexpr std::string_view name = "eig_complex";
+  static constexpr bool fft_based = true;  ///< the window's analytic traces
   static constexpr std::string_view summary = "largest eigenvalue share of the window's analytic-trace covariance";
   explicit eig_complex(const param_values& p = param_values::bind(name, params())) : edge_op(p) {
     if (kernel[0] * kernel[1] > detail::largest_eigenvalue_solver::max_size)

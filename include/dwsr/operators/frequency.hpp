@@ -226,6 +226,7 @@ struct bandpass_filter : detail::filter_base {
 /// FFT-bound: one r2c and one c2r transform of 640 points per 512-sample trace.
 struct cwt_ricker : detail::along_time {
   static constexpr std::string_view name = "cwt_ricker";
+  static constexpr bool fft_based = true;
   static constexpr std::string_view summary = "convolution along time with a 0.512 s Ricker wavelet";
   static std::vector<param_spec> params() {
     return {{"freq", param_kind::real, 25.0, "peak frequency of the Ricker wavelet in Hz"}, detail::sample_rate_spec()};
@@ -257,6 +258,7 @@ struct cwt_ricker : detail::along_time {
 /// pi^2 f t rather than the textbook Ormsby's pi f t. FFT-bound like cwt_ricker.
 struct cwt_ormsby : detail::along_time {
   static constexpr std::string_view name = "cwt_ormsby";
+  static constexpr bool fft_based = true;
   static constexpr std::string_view summary = "convolution along time with the reference's 0.512 s Ormsby wavelet";
   static std::vector<param_spec> params() {
     return {{"freqs", param_kind::reals, std::vector<double>{5, 10, 40, 60},
@@ -400,6 +402,7 @@ void for_each_rgb_trace(Ctx& ctx, cube_view<const float> in, double fs, F&& f) {
 /// block's halo and folds only the block's interior.
 struct rgb_blending : detail::sample_rate_param {
   static constexpr std::string_view name = "rgb_blending";
+  static constexpr bool fft_based = true;
   static constexpr std::string_view family = "frequency";
   static constexpr std::string_view summary =
       "envelope, cos(phase), instantaneous frequency scaled to grey levels, packed R + G<<8 + B<<16 (int64)";

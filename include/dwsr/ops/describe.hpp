@@ -29,6 +29,7 @@ inline nlohmann::json describe(const operator_entry& e) {
           {"summary", e.summary},
           {"parameters", params},
           {"inputs", op->arity()},
+          {"fft_based", e.fft_based},
           {"halo",
            {{"radius", h.radius},
             {"whole_traces", h.whole_traces},

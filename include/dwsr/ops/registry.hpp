@@ -22,6 +22,7 @@ struct operator_entry {
   std::string family;
   std::string summary;
   std::vector<param_spec> params;
+  bool fft_based = false;  ///< its cost and scratch follow FFT sizes (Op::fft_based, when declared)
   std::function<std::unique_ptr<configured_operator>(const param_values&)> make;
 
   /// Builds the operator with its parameters' defaults and `overrides`.
@@ -38,7 +39,9 @@ class registry {
   template <Operator Op, class List = execution_contexts>
   registry& add() {
     if (contains(Op::name)) throw invalid_input("operator '" + std::string(Op::name) + "' is registered twice");
-    entries_.push_back({std::string(Op::name), std::string(Op::family), std::string(Op::summary), Op::params(),
+    bool fft = false;
+    if constexpr (requires { Op::fft_based; }) fft = Op::fft_based;
+    entries_.push_back({std::string(Op::name), std::string(Op::family), std::string(Op::summary), Op::params(), fft,
                         [](const param_values& p) { return make_configured<Op, List>(Op(p)); }});
     return *this;
   }

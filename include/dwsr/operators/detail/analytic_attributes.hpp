@@ -29,6 +29,7 @@ namespace dwsr::operators::detail {
 template <std::uint64_t Derivatives>
 struct complex_trace_halo : float32_output {
   static constexpr std::string_view family = "complex_trace";
+  static constexpr bool fft_based = true;  ///< the analytic signal is an FFT per trace
   dwsr::halo halo() const { return {.radius = {Derivatives, Derivatives, 0}, .whole_traces = true}; }
 };
 

@@ -1,0 +1,405 @@
+#pragma once
+/// \file Labelled training data for memory estimators: configurations drawn
+/// from a seed, their feature vectors (graph/features.hpp) and labels from the
+/// simulator, with the splits an estimator is judged on. What `dwsr dataset`
+/// writes (docs/dataset.md documents the files and every column).
+///
+/// What is drawn. A pool of graphs: every single-input operator of the
+/// registry alone, then `random_graphs` graphs of 2 to 4 nodes
+/// (graph/random_graph.hpp). Rows come in groups of `rows_per_group` that
+/// share a graph of the pool, a cube (each extent log-uniform: inline and
+/// crossline in [16, 2048], time in [64, 2048]) and T (1, 2, 4, 8 or 16), and
+/// for the peak task a chunking (the blocks along each axis log-uniform, at
+/// most max_blocks in all, time whole three times in four); each row then
+/// draws W (1 to 64), an allocator among `allocators` and a budget
+/// (the cube's bytes times a factor log-uniform in [1/128, 4], whole MiB). Groups are what make the
+/// peak task fast: a group's rows have the same block shapes, so the meta
+/// execution of each shape runs once per group (graph/chunked.hpp's
+/// plan_by_class), and the rest of a row is arithmetic.
+///
+/// Labels. Task peak: each worker's highest requested peak (the exact plan),
+/// the reserved peak under each allocator model, whether the row's allocator
+/// exceeds its budget, and, with a time profile, the predicted makespan.
+/// Task chunk: the advisor's chunk for the budget (graph/advisor.hpp: the
+/// fastest that fits with a profile, else the largest; time kept whole), its
+/// blocks, peak and makespan, or fits = 0 when not even one-trace blocks fit.
+/// Every label is what `dwsr plan` / `dwsr advise` print for the same
+/// configuration.
+///
+/// Splits (1 = test). random: one group in five, so that no group straddles
+/// train and test. family: rows whose graph has a node of one of two operator
+/// families drawn from the seed. extrapolation: rows whose cube is at least
+/// the 80th percentile of the groups' input bytes, so that an estimator
+/// trained on the smaller volumes is tested on the larger ones.
+///
+/// Same options and seed, same bytes: every group draws from its own stream
+/// (core/random.hpp), whichever thread generates it.
+
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dwsr/core/random.hpp"
+#include "dwsr/graph/advisor.hpp"
+#include "dwsr/graph/features.hpp"
+#include "dwsr/graph/graph_json.hpp"
+#include "dwsr/graph/model_plan.hpp"
+#include "dwsr/graph/random_graph.hpp"
+#include "dwsr/graph/time_model.hpp"
+
+namespace dwsr {
+
+/// What a dataset's labels are.
+enum class dataset_task {
+  peak,   ///< per-worker peaks of a given chunking
+  chunk,  ///< the chunk to choose for a budget
+};
+
+/// The task named `s` ("peak", "chunk"), or none.
+inline std::optional<dataset_task> parse_dataset_task(std::string_view s) {
+  if (s == "peak") return dataset_task::peak;
+  if (s == "chunk") return dataset_task::chunk;
+  return std::nullopt;
+}
+inline std::string_view name_of(dataset_task t) { return t == dataset_task::peak ? "peak" : "chunk"; }
+
+/// What to generate.
+struct dataset_options {
+  dataset_task task = dataset_task::peak;
+  std::uint64_t rows = 10000;
+  std::uint64_t seed = 0;
+  /// Allocator models (sim::make_model specs): one label column each, and the
+  /// rows' allocators are drawn among them. Task chunk takes exact and
+  /// host_pages only (the caching models replay every candidate's events).
+  std::vector<std::string> allocators = {"exact",     "host_pages", "host_malloc", "torch_cuda_caching",
+                                         "cupy_pool", "rmm_pool"};
+  std::size_t random_graphs = 256;  ///< multi-node graphs in the pool
+  std::size_t rows_per_group = 8;
+  const sim::time_profile* profile = nullptr;  ///< when set, makespan labels (and advice for time)
+  std::size_t cores = 0;                       ///< cores of the predicted machine (0: the profile's)
+};
+
+/// Most blocks of a drawn chunking (bounds the caching models' replays).
+inline constexpr std::uint64_t dataset_max_blocks = 4096;
+/// Most rows of one dataset.
+inline constexpr std::uint64_t dataset_max_rows = 100'000'000;
+
+/// A generated dataset (see the file comment).
+struct dataset {
+  dataset_task task = dataset_task::peak;
+  dataset_options options;
+  std::vector<column> features, labels;
+  std::vector<float> x;                    ///< rows x features, row-major
+  std::vector<double> y;                   ///< rows x labels
+  std::vector<std::int64_t> graph_of_row;  ///< index into graphs
+  std::vector<std::uint8_t> split;         ///< rows x 3 (random, family, extrapolation); 1 = test
+  std::vector<nlohmann::json> graphs;      ///< the pool, as graph documents
+  std::vector<std::string> held_out;       ///< the family split's test families
+  std::uint64_t extrapolation_cut = 0;     ///< input bytes at and above which a row is in the test set
+  std::uint64_t rows() const noexcept { return graph_of_row.size(); }
+};
+
+namespace detail {
+
+/// An integer log-uniform in [lo, hi], from portable arithmetic only.
+inline std::uint64_t log_uniform(xoshiro256ss& rng, std::uint64_t lo, std::uint64_t hi) {
+  const double a = portable_log(double(lo)), b = portable_log(double(hi) + 1.0);
+  const auto v = static_cast<std::uint64_t>(portable_exp(rng.uniform(a, b)));
+  return std::clamp(v, lo, hi);
+}
+
+template <class T, std::size_t N>
+const T& pick(xoshiro256ss& rng, const std::array<T, N>& from) {
+  return from[rng.next() % N];
+}
+
+/// One pool graph with what rows need of it.
+struct pool_graph {
+  graph g;
+  std::vector<double> code;        ///< code_features values
+  std::set<std::string> families;  ///< its nodes' operator families
+};
+
+/// One group's shared draw.
+struct group_draw {
+  std::size_t graph = 0;
+  shape3 cube, chunk;
+  std::size_t threads = 1;
+};
+
+inline constexpr std::array<std::size_t, 5> thread_choices{1, 2, 4, 8, 16};
+inline constexpr std::array<std::size_t, 12> worker_choices{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
+
+/// Draws a budget per worker: the cube's bytes times a factor log-uniform in
+/// [1/128, 4], in whole MiB (at least one): relative to the cube, so that both
+/// outcomes (fits, out of memory) stay common whatever the cube's size.
+inline std::uint64_t draw_budget(xoshiro256ss& rng, shape3 cube) {
+  const double factor = portable_exp(rng.uniform(portable_log(1.0 / 128), portable_log(4.0)));
+  const auto bytes = static_cast<std::uint64_t>(double(cube.voxels() * sizeof(float)) * factor);
+  return std::max<std::uint64_t>(1, bytes >> 20) << 20;
+}
+
+/// Draws a chunk of `cube` for `g`: per axis a log-uniform block count, the
+/// axes `g` reads whole kept whole, time whole three times in four, at most
+/// dataset_max_blocks blocks.
+inline shape3 draw_chunk(xoshiro256ss& rng, const graph& g, shape3 cube) {
+  const auto whole = g.whole_axes();
+  shape3 chunk = cube;
+  std::uint64_t blocks = 1;
+  for (int a = 0; a < 3; ++a) {
+    if (whole[std::size_t(a)] || (a == 2 && rng.next() % 4 != 0)) continue;
+    const auto n = cube[a];
+    const auto along = log_uniform(rng, 1, std::min(n, dataset_max_blocks / blocks));
+    const auto extent = (n + along - 1) / along;
+    (a == 0 ? chunk.inlines : a == 1 ? chunk.crosslines : chunk.samples) = extent;
+    blocks *= (n + extent - 1) / extent;
+  }
+  return chunk;
+}
+
+}  // namespace detail
+
+/// Generates a dataset of operators from `r` (see the file comment); calls
+/// progress(rows done) now and then from the generating threads, serialised.
+/// Throws invalid_input for bad options: no rows or too many, an unknown
+/// allocator, a caching allocator for task chunk, a profile lacking one of
+/// the pool's operators.
+inline dataset make_dataset(const registry& r, const dataset_options& o,
+                            const std::function<void(std::uint64_t)>& progress = {}) {
+  if (o.rows == 0 || o.rows > dataset_max_rows)
+    throw invalid_input(std::to_string(o.rows) + " rows; expected 1 to " + std::to_string(dataset_max_rows));
+  if (o.rows_per_group == 0) throw invalid_input("0 rows per group; expected at least 1");
+  if (o.allocators.empty()) throw invalid_input("no allocator model; expected at least one, e.g. exact");
+  for (std::size_t k = 0; k < o.allocators.size(); ++k) {
+    const auto& a = o.allocators[k];
+    if (std::find(o.allocators.begin(), o.allocators.begin() + std::ptrdiff_t(k), a) !=
+        o.allocators.begin() + std::ptrdiff_t(k))
+      throw invalid_input("allocator '" + a + "' is listed twice; expected each model once");
+    const auto m = sim::make_model(a);  // throws for an unknown model, naming the known ones
+    if (o.task == dataset_task::chunk && !holds_nothing_between_blocks(m))
+      throw invalid_input("allocator '" + a + "' for task chunk: expected exact or host_pages (a caching model " +
+                          "replays every event of every chunking the advisor tries)");
+  }
+
+  dataset d;
+  d.task = o.task;
+  d.options = o;
+  d.options.profile = nullptr;
+
+  // The pool: every single-input operator alone, then random graphs.
+  const random_graphs draw_graphs(r);
+  std::vector<detail::pool_graph> pool;
+  for (const auto& e : r.entries())
+    if (e.configure()->arity() == 1) pool.push_back({graph::single(r, e.name), {}, {}});
+  {
+    xoshiro256ss rng(stream_key(o.seed, 0, 3));
+    for (std::size_t k = 0; k < o.random_graphs; ++k)
+      pool.push_back({draw_graphs.draw(rng, 2 + rng.next() % 3), {}, {}});
+  }
+  std::vector<column> code_columns;
+  for (std::size_t k = 0; k < pool.size(); ++k) {
+    feature_vector v;
+    code_features(pool[k].g, v);
+    if (k == 0) code_columns = v.columns();
+    pool[k].code = v.values();
+    for (const auto& n : pool[k].g.nodes()) {
+      pool[k].families.insert(r.find(n.spec.op).family);
+      if (o.profile) (void)o.profile->of(n.spec.op);  // throws for an operator the profile lacks
+    }
+    d.graphs.push_back(graph_to_json(pool[k].g));
+  }
+
+  // Held-out families: two drawn from those the pool has, combinations aside
+  // (they only appear beside other families).
+  {
+    std::set<std::string> families;
+    for (const auto& p : pool) families.insert(p.families.begin(), p.families.end());
+    families.erase("combination");
+    std::vector<std::string> names(families.begin(), families.end());
+    xoshiro256ss rng(stream_key(o.seed, 0, 4));
+    for (std::size_t k = 0; k < 2 && k < names.size(); ++k) {
+      std::swap(names[k], names[k + rng.next() % (names.size() - k)]);
+      d.held_out.push_back(names[k]);
+    }
+    std::sort(d.held_out.begin(), d.held_out.end());
+  }
+
+  // Columns, from a first row's emission.
+  {
+    feature_vector v;
+    code_features(pool.front().g, v);
+    const chunked_schedule s(pool.front().g, canonical_shape, {});
+    execution_features({canonical_shape, canonical_shape, 1, 1, o.allocators.front(), 1},
+                       o.task == dataset_task::peak ? &s : nullptr, v);
+    d.features = v.columns();
+  }
+  auto label = [&](std::string name, std::string unit, std::string doc) {
+    d.labels.push_back({std::move(name), std::move(unit), std::move(doc)});
+  };
+  // Label columns beside the requested peak, one per model other than exact,
+  // in the order given; per_class: exact, then the models planned by class.
+  std::vector<std::string> reserved, per_class{std::string(sim::exact_model::name)};
+  if (o.task == dataset_task::peak) {
+    label("peak_requested", "bytes", "highest per-worker peak of requested bytes (the exact plan)");
+    std::vector<std::string> caching;
+    for (const auto& a : o.allocators) {
+      const auto m = sim::make_model(a);
+      if (m.model_name() != sim::exact_model::name)
+        (holds_nothing_between_blocks(m) ? per_class : caching).push_back(a);
+    }
+    reserved.assign(per_class.begin() + 1, per_class.end());
+    reserved.insert(reserved.end(), caching.begin(), caching.end());
+    for (const auto& a : reserved)
+      label("peak_reserved_" + a, "bytes", "highest per-worker peak the allocator model '" + a + "' reserves");
+    label("oom", "flag", "1 when the row's allocator reserves more than the budget on some worker");
+  } else {
+    label("fits", "flag", "1 when some chunking fits the budget (the other labels are 0 otherwise)");
+    label("chunk_inlines", "voxels", "the advised block extent along inline");
+    label("chunk_crosslines", "voxels", "the advised block extent along crossline (time stays whole)");
+    label("blocks", "count", "blocks of the advised chunking");
+    label("peak", "bytes", "highest per-worker peak of the advised chunking under the row's allocator");
+  }
+  if (o.profile) label("makespan", "seconds", "predicted time of the (advised) chunked run, from the time profile");
+
+  const std::size_t nf = d.features.size(), nl = d.labels.size();
+  const std::uint64_t groups = (o.rows + o.rows_per_group - 1) / o.rows_per_group;
+  d.x.assign(o.rows * nf, 0.0f);
+  d.y.assign(o.rows * nl, 0.0);
+  d.graph_of_row.assign(o.rows, 0);
+  d.split.assign(o.rows * 3, 0);
+  std::vector<std::uint64_t> group_bytes(groups);
+  std::vector<std::uint8_t> group_test(groups);
+
+  std::atomic<std::uint64_t> done{0};
+  std::mutex progress_lock;
+  auto run_group = [&](std::uint64_t gi) {
+    const auto first = gi * o.rows_per_group, last = std::min(o.rows, first + o.rows_per_group);
+    xoshiro256ss rng(stream_key(o.seed, gi, 0));
+    detail::group_draw gd;
+    gd.graph = std::size_t(rng.next() % pool.size());
+    const auto& pg = pool[gd.graph];
+    const auto& g = pg.g;
+    const auto whole = g.whole_axes();
+    gd.cube = {detail::log_uniform(rng, 16, 2048), detail::log_uniform(rng, 16, 2048),
+               detail::log_uniform(rng, 64, 2048)};
+    gd.threads = detail::pick(rng, detail::thread_choices);
+    // Task peak: the group's chunking, its block classes, and what one block
+    // of each costs under the models that hold nothing between blocks (the
+    // exact plan's and host_pages'), measured once for all the group's rows.
+    std::optional<chunked_schedule> base;
+    std::optional<block_classes> classes;
+    std::vector<detail::class_steps> steps;  // per per_class model
+    if (o.task == dataset_task::peak) {
+      gd.chunk = detail::draw_chunk(rng, g, gd.cube);
+      base.emplace(g, gd.cube, chunked_options{gd.chunk, 1, gd.threads});
+      classes.emplace(base->blocks());
+      const auto reductions = detail::run_phase_reductions(*base);
+      for (const auto& m : per_class)
+        steps.push_back(detail::measure_classes(*base, *classes, [&](const schedule_phase& ph, const block& b) {
+          if (m == sim::exact_model::name) return detail::meta_step(*base, reductions, ph, b);
+          auto model = sim::make_model(m);
+          event_bus bus(model);
+          meta_context ctx(bus, {.threads = gd.threads});
+          reduction acc;
+          run_step(
+              ctx, *base, ph, b, reductions, &acc, nullptr, [](float*) {}, nullptr);
+          return std::pair{model.stats().peak_reserved, bus.events()};
+        }));
+    }
+    feature_vector v = feature_vector::values_only();
+    for (auto row = first; row < last; ++row) {
+      execution_config e{gd.cube,
+                         gd.chunk,
+                         detail::pick(rng, detail::worker_choices),
+                         gd.threads,
+                         o.allocators[rng.next() % o.allocators.size()],
+                         detail::draw_budget(rng, gd.cube)};
+      double* y = &d.y[row * nl];
+      std::size_t l = 0;
+      std::optional<chunked_schedule> s;
+      if (o.task == dataset_task::peak) {
+        s.emplace(g, e.cube, chunked_options{e.chunk, e.workers, e.threads});
+        const auto plan = detail::plan_from_classes(*s, *classes, steps.front());
+        std::uint64_t held = plan.peak();
+        y[l++] = double(plan.peak());
+        for (std::size_t k = 0; k < reserved.size(); ++k) {
+          const auto& a = reserved[k];
+          std::uint64_t peak = 0;
+          if (k + 1 < per_class.size()) {
+            peak = detail::plan_from_classes(*s, *classes, steps[k + 1]).peak();
+          } else {
+            const auto peaks = model_peaks(*s, plan, a);
+            peak = *std::max_element(peaks.begin(), peaks.end());
+          }
+          y[l++] = double(peak);
+          if (a == e.allocator) held = peak;
+        }
+        y[l++] = held > e.budget;
+        if (o.profile) y[l++] = predict_time(*s, *o.profile, o.cores).makespan;
+      } else {
+        advice_options ao{e.budget,
+                          e.workers,
+                          e.threads,
+                          e.allocator,
+                          o.profile ? advice_objective::time : advice_objective::largest,
+                          o.profile,
+                          o.cores};
+        const shape3 smallest{whole[0] ? e.cube.inlines : 1, whole[1] ? e.cube.crosslines : 1, e.cube.samples};
+        if (evaluate_chunk(g, e.cube, smallest, ao).peak > e.budget) {
+          l = nl;  // fits = 0 and the rest 0
+        } else {
+          const auto a = advise(g, e.cube, ao);
+          y[l++] = 1;
+          y[l++] = double(a.chosen.plan.chunk.inlines);
+          y[l++] = double(a.chosen.plan.chunk.crosslines);
+          y[l++] = double(a.chosen.plan.blocks);
+          y[l++] = double(a.chosen.peak);
+          if (o.profile) y[l++] = a.chosen.time->makespan;
+        }
+      }
+      v.clear();
+      for (double c : pg.code) v("", "", "", c);
+      execution_features(e, s ? &*s : nullptr, v);
+      std::transform(v.values().begin(), v.values().end(), &d.x[row * nf],
+                     [](double value) { return static_cast<float>(value); });
+      d.graph_of_row[row] = std::int64_t(gd.graph);
+      bool family = false;
+      for (const auto& f : d.held_out) family = family || pg.families.count(f);
+      d.split[row * 3 + 1] = family;
+    }
+    group_bytes[gi] = gd.cube.voxels() * sizeof(float);
+    group_test[gi] = mix64(stream_key(o.seed, gi, 1)) % 5 == 0;
+    const auto now = done += last - first;
+    if (progress) {
+      std::lock_guard lock(progress_lock);
+      progress(now);
+    }
+  };
+  tbb::parallel_for(std::uint64_t{0}, groups, run_group);
+
+  auto sorted = group_bytes;
+  std::sort(sorted.begin(), sorted.end());
+  d.extrapolation_cut = sorted[sorted.size() * 4 / 5];
+  for (std::uint64_t row = 0; row < o.rows; ++row) {
+    const auto gi = row / o.rows_per_group;
+    d.split[row * 3] = group_test[gi];
+    d.split[row * 3 + 2] = group_bytes[gi] >= d.extrapolation_cut;
+  }
+  return d;
+}
+
+}  // namespace dwsr
