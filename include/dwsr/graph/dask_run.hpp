@@ -15,6 +15,8 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -65,9 +67,21 @@ inline chunked_result run_dask_fused(const chunked_schedule& s, const block_sour
       }
     };
     std::vector<std::thread> threads;
-    for (std::size_t w = 0; w < o.workers; ++w) {
+    for (std::size_t w = 0; w < o.workers && !failed; ++w) {
       workers[w]->next = 0;
-      for (std::size_t t = 0; t < o.threads; ++t) threads.emplace_back(slot, w, t);
+      for (std::size_t t = 0; t < o.threads && !failed; ++t) {
+        try {
+          threads.emplace_back(slot, w, t);
+        } catch (const std::system_error& e) {
+          // The system refused a thread: stop the started ones and report it as an error of the run.
+          failed = true;
+          std::lock_guard lock(error_lock);
+          if (!first_error)
+            first_error =
+                std::make_exception_ptr(error("cannot start slot " + std::to_string(t) + " of worker " +
+                                              std::to_string(w) + ": " + e.what() + "; use fewer workers or threads"));
+        }
+      }
     }
     for (auto& t : threads) t.join();
     if (failed) break;
