@@ -11,14 +11,47 @@
 
 namespace dwsr::cli {
 
+/// The rest of `dwsr plan --exec dask`'s table, from the plan's JSON document.
+inline void print_dask(const nlohmann::json& j, std::uint64_t input_bytes) {
+  const auto& d = j["dask"];
+  const std::size_t slots = d["slots"];
+  std::printf("  execution       dask, %s tasks, %zu single-threaded slot%s per worker (durations from %s)\n",
+              d["tasks"].get<std::string>().c_str(), slots, slots == 1 ? "" : "s",
+              d["durations"].get<std::string>().c_str());
+  auto row = [&](const char* name, const char* key, const char* what) {
+    const std::uint64_t bytes = d[key];
+    std::printf("  %-15s %12s  %5.2f x input  (%llu bytes; %s)\n", name, human_bytes(bytes).c_str(),
+                double(bytes) / double(input_bytes), static_cast<unsigned long long>(bytes), what);
+  };
+  row("schedule peak", "schedule_peak_bytes", "the model's order");
+  row("upper bound", "bound_bytes", "any order, at most T blocks open");
+  row("floor", "floor_bytes", "every order");
+  if (d.contains("limit_bytes"))
+    std::printf(
+        "  limit           %12s  schedule peak %.0f%% (%s), bound %.0f%% (%s); spill 60%%, pause 80%%, "
+        "terminate 95%%\n",
+        human_bytes(d["limit_bytes"].get<std::uint64_t>()).c_str(), 100 * d["schedule_peak_over_limit"].get<double>(),
+        d["schedule_crosses"].get<std::string>().c_str(), 100 * d["bound_over_limit"].get<double>(),
+        d["bound_crosses"].get<std::string>().c_str());
+  std::printf("  planned in      %10.6f s\n", j["seconds"].get<double>());
+}
+
 inline void add_plan_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "plan", "predict each worker's peak memory for an operator or graph, without computing or touching the cube");
   static graph_options opts;
   static prediction_options predict;
-  static std::string trace;
+  static std::string trace, exec = "dwsr", tasks;
   opts.add_to(*cmd);
   predict.add_to(*cmd);
+  cmd->add_option("--exec", exec,
+                  "dwsr: each worker runs one block at a time on T threads; dask: each worker runs up to T "
+                  "single-threaded tasks at once and keeps results until their dependents ran")
+      ->check(CLI::IsMember({"dwsr", "dask"}))
+      ->capture_default_str();
+  cmd->add_option("--tasks", tasks,
+                  "with --exec dask: fused (one task per block, the default) or unfused (one task per node and block)")
+      ->check(CLI::IsMember({"fused", "unfused"}));
   cmd->add_option("--trace", trace, "write worker 0's planned events as a dwsr trace (CSV)");
   cmd->callback([] {
     const auto g = opts.build();
@@ -27,7 +60,13 @@ inline void add_plan_command(CLI::App& app) {
     const auto& allocator = predict.allocator;
     chunk_evaluation e;
     const auto* profile = predict.time_profile();
-    auto j = report::plan_report(g, {opts.graph, shape, o, allocator, profile, predict.cores}, &e);
+    if (!tasks.empty() && exec != "dask")
+      throw invalid_input("--tasks " + tasks + " needs --exec dask (dwsr's own execution does not cut tasks)");
+    if (!trace.empty() && exec == "dask")
+      throw invalid_input("--trace lists the events of dwsr's own execution; leave it out with --exec dask");
+    std::optional<dask_split> dask;
+    if (exec == "dask") dask = tasks == "unfused" ? dask_split::unfused : dask_split::fused;
+    auto j = report::plan_report(g, {opts.graph, shape, o, allocator, profile, predict.cores, dask}, &e);
     if (!trace.empty()) {
       // The trace lists every event of worker 0, held in memory until written.
       constexpr std::uint64_t trace_limit = 1u << 22;
@@ -52,6 +91,7 @@ inline void add_plan_command(CLI::App& app) {
     std::printf("  halo            %llux%llux%llu  (+%.1f%% voxels read)\n",
                 static_cast<unsigned long long>(e.plan.halo[0]), static_cast<unsigned long long>(e.plan.halo[1]),
                 static_cast<unsigned long long>(e.plan.halo[2]), 100 * e.plan.halo_overhead);
+    if (dask) return print_dask(j, input_bytes);
     std::printf("  peak per worker %12s  %5.2f x input  (%llu bytes%s)\n", human_bytes(e.peak).c_str(),
                 double(e.peak) / double(input_bytes), static_cast<unsigned long long>(e.peak),
                 allocator == "exact" ? "" : (", " + allocator + " reserved").c_str());

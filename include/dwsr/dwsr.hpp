@@ -10,6 +10,8 @@
 #include "dwsr/exec/host_context.hpp"
 #include "dwsr/exec/meta_context.hpp"
 #include "dwsr/graph/advisor.hpp"
+#include "dwsr/graph/dask_model.hpp"
+#include "dwsr/graph/dask_run.hpp"
 #include "dwsr/graph/execute.hpp"
 #include "dwsr/graph/graph_json.hpp"
 #include "dwsr/io/npy.hpp"

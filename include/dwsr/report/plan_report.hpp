@@ -7,10 +7,13 @@
 #include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "dwsr/graph/advisor.hpp"
+#include "dwsr/graph/dask_model.hpp"
+#include "dwsr/graph/dask_thresholds.hpp"
 
 namespace dwsr::report {
 
@@ -48,14 +51,50 @@ struct plan_request {
   std::string allocator = "exact";             ///< allocator model applied to each worker's events
   const sim::time_profile* profile = nullptr;  ///< when set, the plan predicts the run's time too
   std::size_t cores = 0;                       ///< cores the workers share (0: the profile's)
+  /// When set, the plan is of a Dask-style execution with tasks cut this way
+  /// (graph/dask_model.hpp), reported under "dask"; else of dwsr's own.
+  std::optional<dask_split> dask;
   /// Whether options.budget was given (then the document says whether the peak fits it).
   bool has_budget() const noexcept { return options.budget != std::numeric_limits<std::uint64_t>::max(); }
 };
+
+/// The "dask" object of a plan: the figures of `p` (T slots per worker) and,
+/// when the worker has a memory limit, the highest of Dask's thresholds that
+/// the schedule's peak and the bound exceed.
+inline nlohmann::json dask_json(const dask_plan& p, std::size_t slots, const plan_request& r) {
+  nlohmann::json workers = nlohmann::json::array();
+  for (const auto& w : p.workers)
+    workers.push_back({{"schedule_peak_bytes", w.schedule_peak},
+                       {"bound_bytes", w.bound},
+                       {"floor_bytes", w.floor},
+                       {"tasks", w.tasks}});
+  nlohmann::json j{{"tasks", name_of(p.split)},
+                   {"slots", slots},
+                   {"durations", r.profile ? "time profile" : "voxels"},
+                   {"schedule_peak_bytes", p.schedule_peak()},
+                   {"bound_bytes", p.bound()},
+                   {"floor_bytes", p.floor()},
+                   {"workers", workers}};
+  if (r.has_budget()) {
+    const dask_thresholds t;
+    const auto limit = r.options.budget;
+    j["limit_bytes"] = limit;
+    j["thresholds"] = {{"spill", t.spill}, {"pause", t.pause}, {"terminate", t.terminate}};
+    j["schedule_peak_over_limit"] = double(p.schedule_peak()) / double(limit);
+    j["bound_over_limit"] = double(p.bound()) / double(limit);
+    j["schedule_crosses"] = name_of(crossed(p.schedule_peak(), limit, t));
+    j["bound_crosses"] = name_of(crossed(p.bound(), limit, t));
+  }
+  return j;
+}
 
 /// Evaluates the chunking of `r` for `g` and returns `dwsr plan --json`'s document;
 /// `out`, when given, receives the evaluation.
 inline nlohmann::json plan_report(const graph& g, const plan_request& r, chunk_evaluation* out = nullptr) {
   const auto& o = r.options;
+  if (r.dask && r.allocator != "exact")
+    throw invalid_input("allocator model '" + r.allocator +
+                        "' with --exec dask: a Dask-style plan counts requested bytes; use the exact model");
   const auto started = std::chrono::steady_clock::now();
   auto e = evaluate_chunk(
       g, r.cube, o.chunk,
@@ -73,6 +112,14 @@ inline nlohmann::json plan_report(const graph& g, const plan_request& r, chunk_e
   j["events"] = e.plan.workers.at(0).events;
   j["seconds"] = seconds;
   if (r.has_budget()) j["fits"] = e.peak <= o.budget, j["budget_bytes"] = o.budget;
+  if (r.dask) {
+    // The time figures above are of dwsr's execution; the profile times the tasks here.
+    for (const auto* key : {"predicted_seconds", "idle_workers", "worker_seconds"}) j.erase(key);
+    const chunked_schedule s(g, r.cube, o);
+    j["exec"] = "dask";
+    j["dask"] = dask_json(plan_dask(s, {.split = *r.dask, .profile = r.profile}), o.threads, r);
+    j["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  }
   if (out) *out = std::move(e);
   return j;
 }
