@@ -270,6 +270,18 @@ TEST_CASE("a chunked run's worker becomes a job: its stream, with the time model
     const auto alone = colocate(device_of(unlimited), std::vector<job>{j});
     CHECK(alone.peak == plan_chunked(s).workers[w].peak);
   }
+  // Every operator's stream splits into its blocks (a worker holds nothing between them).
+  for (const auto& e : operators::catalogue().entries()) {
+    if (e.configure()->arity() != 1) continue;
+    INFO(e.name);
+    const auto one = graph::single(operators::catalogue(), e.name);
+    const auto whole = one.whole_axes();
+    const shape3 chunk{whole[0] ? 0 : 4u, whole[1] ? 0 : 5u, whole[2] ? 0 : 16u};
+    const chunked_schedule split(one, cube, {.chunk = chunk});
+    const auto j = colocated_job(split);
+    CHECK(j.times.size() == j.events.size());
+    CHECK(j.duration > 0);
+  }
   const auto fallback = colocated_job(s);
   CHECK(fallback.name == "worker 0");
   CHECK(fallback.overhead == default_process_overhead);
