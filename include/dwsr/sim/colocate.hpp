@@ -172,7 +172,10 @@ inline colocate_result colocate(const device_spec& device, std::span<const job> 
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     detail::check_job(jobs[j], j);
     models.push_back(make_model(jobs[j].allocator));
-    r.jobs.push_back({jobs[j].name, jobs[j].start, detail::step_time(jobs[j], jobs[j].events.size() + 1)});
+    auto& out = r.jobs.emplace_back();
+    out.name = jobs[j].name;
+    out.start = jobs[j].start;
+    out.end = detail::step_time(jobs[j], jobs[j].events.size() + 1);
   }
 
   std::vector<std::uint64_t> held(jobs.size(), 0);  // overhead + reserved while alive
