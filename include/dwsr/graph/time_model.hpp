@@ -44,6 +44,25 @@ inline std::vector<bool> phase_nodes(const graph& g, const schedule_phase& ph) {
   return needed;
 }
 
+/// The profile's costs of g's nodes, in node order; invalid_input naming
+/// the first operator the profile lacks.
+inline std::vector<const sim::step_cost*> node_costs(const graph& g, const sim::time_profile& p) {
+  std::vector<const sim::step_cost*> costs;
+  for (const auto& n : g.nodes()) costs.push_back(&p.of(n.spec.op));
+  return costs;
+}
+
+/// Seconds one block of `voxels` extended voxels takes with T threads, alone
+/// on the machine: the copy of its window plus each node in `needed` (costs
+/// from node_costs).
+inline double block_seconds(const sim::time_profile& p, const std::vector<const sim::step_cost*>& costs,
+                            const std::vector<bool>& needed, std::uint64_t voxels, std::size_t threads) {
+  double sec = p.copy.seconds(voxels, threads);
+  for (std::size_t n = 0; n < costs.size(); ++n)
+    if (needed[n]) sec += costs[n]->seconds(voxels, threads);
+  return sec;
+}
+
 /// Predicts the run of schedule `s` on a machine of `cores` cores (0: the
 /// profile's) from profile `p`. Throws invalid_input when the profile lacks
 /// one of the graph's operators.
@@ -51,8 +70,7 @@ inline time_prediction predict_time(const chunked_schedule& s, const sim::time_p
   if (cores == 0) cores = p.cores;
   const auto& g = s.graph();
   const auto threads = s.options().threads;
-  std::vector<const sim::step_cost*> costs;
-  for (const auto& n : g.nodes()) costs.push_back(&p.of(n.spec.op));
+  const auto costs = node_costs(g, p);
   const block_classes classes(s.blocks());
   const auto& ks = classes.classes();
 
@@ -65,14 +83,9 @@ inline time_prediction predict_time(const chunked_schedule& s, const sim::time_p
 
   for (const auto& ph : s.phases()) {
     const auto needed = phase_nodes(g, ph);
-    std::vector<double> block_seconds(ks.size());
-    for (std::size_t k = 0; k < ks.size(); ++k) {
-      const auto voxels = ks[k].extended.voxels();
-      double sec = p.copy.seconds(voxels, threads);
-      for (std::size_t n = 0; n < costs.size(); ++n)
-        if (needed[n]) sec += costs[n]->seconds(voxels, threads);
-      block_seconds[k] = sec * t.contention;
-    }
+    std::vector<double> seconds(ks.size());
+    for (std::size_t k = 0; k < ks.size(); ++k)
+      seconds[k] = block_seconds(p, costs, needed, ks[k].extended.voxels(), threads) * t.contention;
     double slowest = 0;
     auto before = classes.counts_below(0);
     for (std::size_t w = 0; w < s.workers(); ++w) {
@@ -80,7 +93,7 @@ inline time_prediction predict_time(const chunked_schedule& s, const sim::time_p
       if (first == last) break;
       auto upto = classes.counts_below(last);
       double sec = 0;
-      for (std::size_t k = 0; k < ks.size(); ++k) sec += double(upto[k] - before[k]) * block_seconds[k];
+      for (std::size_t k = 0; k < ks.size(); ++k) sec += double(upto[k] - before[k]) * seconds[k];
       t.worker_seconds[w] += sec;
       slowest = std::max(slowest, sec);
       before = std::move(upto);
