@@ -17,16 +17,22 @@ inline void add_dataset_command(CLI::App& app) {
   static std::string task = "peak", out, profile;
   static dataset_options o;
   static bool no_csv = false, json = false;
-  cmd->add_option("--task", task, "peak: the peaks of a given chunking; chunk: the chunk to choose for a budget")
+  cmd->add_option("--task", task,
+                  "peak: the peaks of a given chunking; chunk: the chunk to choose for a budget; pack: 1 to 4 jobs "
+                  "co-located on a GPU or MIG slice")
       ->capture_default_str();
   cmd->add_option("-n,--rows", o.rows, "rows to generate")->capture_default_str();
   cmd->add_option("--seed", o.seed, "seed of every draw (same options and seed, same bytes)")->capture_default_str();
   cmd->add_option("-o,--out", out, "directory to write (created when missing)")->required();
-  cmd->add_option("-a,--allocators", o.allocators,
-                  "allocator models: a label column each, and the rows' allocators are drawn among them (" +
-                      model_names() + "; task chunk: exact and host_pages)")
-      ->delimiter(',')
-      ->capture_default_str();
+  static CLI::Option* cmd_allocators = nullptr;
+  cmd_allocators =
+      cmd->add_option("-a,--allocators", o.allocators,
+                      "allocator models: the rows' allocators are drawn among them, and for task peak each has a label "
+                      "column (" +
+                          model_names() +
+                          "; task chunk: exact and host_pages; task pack: default exact and the three GPU pools)")
+          ->delimiter(',')
+          ->capture_default_str();
   cmd->add_option("--graphs", o.random_graphs, "random graphs of 2 to 4 nodes in the pool, beside every operator alone")
       ->capture_default_str();
   cmd->add_option("--profile", profile, "time profile from `dwsr calibrate`: adds the predicted makespan as a label");
@@ -36,8 +42,11 @@ inline void add_dataset_command(CLI::App& app) {
   cmd->add_flag("--json", json, "print a JSON summary instead of a table");
   cmd->callback([] {
     const auto parsed = parse_dataset_task(task);
-    if (!parsed) throw invalid_input("--task " + quote(task) + ": expected peak or chunk");
+    if (!parsed) throw invalid_input("--task " + quote(task) + ": expected peak, chunk or pack");
     o.task = *parsed;
+    // GPU jobs: the device allocators, unless chosen.
+    if (o.task == dataset_task::pack && cmd_allocators->count() == 0)
+      o.allocators = {"exact", "torch_cuda_caching", "cupy_pool", "rmm_pool"};
     std::optional<sim::time_profile> loaded;
     if (!profile.empty()) loaded = sim::read_time_profile(profile);
     o.profile = loaded ? &*loaded : nullptr;

@@ -74,8 +74,8 @@ TEST_CASE("dwsr dataset writes the same bytes for the same seed, and plan agrees
 TEST_CASE("dwsr dataset refuses bad options in one line and writes nothing") {
   temp_dir dir;
   const auto out = dir / "set";
-  expect_user_error(run_dwsr("dataset --task pack --rows 4 -o " + out.string()),
-                    "--task 'pack': expected peak or chunk");
+  expect_user_error(run_dwsr("dataset --task bogus --rows 4 -o " + out.string()),
+                    "--task 'bogus': expected peak, chunk or pack");
   expect_user_error(run_dwsr("dataset --rows 0 -o " + out.string()), "0 rows; expected 1 to");
   expect_user_error(run_dwsr("dataset --rows 4 -a exact,bogus -o " + out.string()), "bogus");
   expect_user_error(run_dwsr("dataset --task chunk --rows 4 -a rmm_pool -o " + out.string()),

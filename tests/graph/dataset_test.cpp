@@ -146,6 +146,51 @@ TEST_CASE("chunk labels are the advisor's answer for the row's budget") {
   CHECK(fits > 0);
 }
 
+TEST_CASE("pack labels are the co-location replay of the jobs and device the features describe") {
+  dataset_options o;
+  o.task = dataset_task::pack;
+  o.rows = 64;
+  o.random_graphs = 16;
+  o.seed = 9;
+  o.allocators = {"exact", "torch_cuda_caching", "cupy_pool", "rmm_pool"};
+  const auto d = make_dataset(operators::catalogue(), o);
+  REQUIRE(d.graph_slots == pack_max_jobs);
+  const auto nf = d.features.size();
+  std::uint64_t ooms = 0, fits = 0;
+  for (std::uint64_t row = 0; row < d.rows(); row += 3) {
+    auto f = [&](const std::string& name) { return double(d.x[row * nf + col(d.features, name)]); };
+    const auto capacity = std::uint64_t(f("device_capacity"));
+    std::vector<sim::job> jobs;
+    for (std::size_t k = 0; k < std::size_t(f("jobs")); ++k) {
+      const auto p = "job" + std::to_string(k) + "_";
+      auto u = [&](const char* name) { return std::uint64_t(f(p + name)); };
+      const auto g =
+          graph_from_json(d.graphs.at(std::size_t(d.graph_of_row[row * pack_max_jobs + k])), operators::catalogue());
+      const chunked_schedule s(g, {u("inlines"), u("crosslines"), u("samples")},
+                               {{u("chunk_inlines"), u("chunk_crosslines"), u("chunk_samples")}, 1, u("threads")});
+      std::string allocator;
+      for (const auto& [name, doc] : sim::model_catalogue())
+        if (f(p + "allocator_" + std::string(name)) == 1) allocator = name;
+      jobs.push_back(colocated_job(s, {.allocator = allocator, .start = f(p + "start")}));
+      jobs.back().name = "job " + std::to_string(k);
+      CHECK(float(jobs.back().duration) == float(f(p + "duration")));
+    }
+    for (std::size_t k = jobs.size(); k < pack_max_jobs; ++k) CHECK(d.graph_of_row[row * pack_max_jobs + k] == -1);
+    sim::device_spec dev;
+    dev.capacity = capacity;
+    const auto r = sim::colocate(dev, jobs);
+    INFO("row " << row);
+    CHECK(label(d, row, "device_peak") == double(r.peak));
+    CHECK(label(d, row, "peak_time") == r.peak_time);
+    CHECK(label(d, row, "oom") == double(!r.ooms.empty()));
+    CHECK(label(d, row, "first_oom_job") == (r.ooms.empty() ? -1.0 : double(r.ooms.front().job)));
+    CHECK(r.peak <= capacity);
+    (r.ooms.empty() ? fits : ooms) += 1;
+  }
+  CHECK(ooms > 0);
+  CHECK(fits > 0);
+}
+
 TEST_CASE("code features read the operators' declarations and a canonical meta execution") {
   auto features = [](const graph& g) {
     feature_vector v;
@@ -278,5 +323,5 @@ TEST_CASE("bad dataset options are refused before anything is generated") {
   o.allocators = {"exact"};
   o.profile = &partial;
   CHECK_THROWS_WITH(make_dataset(operators::catalogue(), o), Catch::Contains("envelope"));
-  CHECK_FALSE(parse_dataset_task("pack").has_value());
+  CHECK_FALSE(parse_dataset_task("bogus").has_value());
 }

@@ -55,11 +55,13 @@
 
 #include "dwsr/core/random.hpp"
 #include "dwsr/graph/advisor.hpp"
+#include "dwsr/graph/colocated_job.hpp"
 #include "dwsr/graph/features.hpp"
 #include "dwsr/graph/graph_json.hpp"
 #include "dwsr/graph/model_plan.hpp"
 #include "dwsr/graph/random_graph.hpp"
 #include "dwsr/graph/time_model.hpp"
+#include "dwsr/sim/colocate.hpp"
 
 namespace dwsr {
 
@@ -67,15 +69,19 @@ namespace dwsr {
 enum class dataset_task {
   peak,   ///< per-worker peaks of a given chunking
   chunk,  ///< the chunk to choose for a budget
+  pack,   ///< co-located jobs on a GPU or MIG slice
 };
 
 /// The task named `s` ("peak", "chunk"), or none.
 inline std::optional<dataset_task> parse_dataset_task(std::string_view s) {
   if (s == "peak") return dataset_task::peak;
   if (s == "chunk") return dataset_task::chunk;
+  if (s == "pack") return dataset_task::pack;
   return std::nullopt;
 }
-inline std::string_view name_of(dataset_task t) { return t == dataset_task::peak ? "peak" : "chunk"; }
+inline std::string_view name_of(dataset_task t) {
+  return t == dataset_task::peak ? "peak" : t == dataset_task::chunk ? "chunk" : "pack";
+}
 
 /// What to generate.
 struct dataset_options {
@@ -95,6 +101,10 @@ struct dataset_options {
 
 /// Most blocks of a drawn chunking (bounds the caching models' replays).
 inline constexpr std::uint64_t dataset_max_blocks = 4096;
+/// Task pack: most jobs on one device, and most blocks of a job's chunking
+/// (a job replays its whole stream).
+inline constexpr std::size_t pack_max_jobs = 4;
+inline constexpr std::uint64_t pack_max_blocks = 16;
 /// Most rows of one dataset.
 inline constexpr std::uint64_t dataset_max_rows = 100'000'000;
 
@@ -105,12 +115,13 @@ struct dataset {
   std::vector<column> features, labels;
   std::vector<float> x;                    ///< rows x features, row-major
   std::vector<double> y;                   ///< rows x labels
-  std::vector<std::int64_t> graph_of_row;  ///< index into graphs
+  std::size_t graph_slots = 1;             ///< graphs per row: 1, or pack_max_jobs for task pack
+  std::vector<std::int64_t> graph_of_row;  ///< rows x graph_slots indices into graphs (-1: no job in the slot)
   std::vector<std::uint8_t> split;         ///< rows x 3 (random, family, extrapolation); 1 = test
   std::vector<nlohmann::json> graphs;      ///< the pool, as graph documents
   std::vector<std::string> held_out;       ///< the family split's test families
   std::uint64_t extrapolation_cut = 0;     ///< input bytes at and above which a row is in the test set
-  std::uint64_t rows() const noexcept { return graph_of_row.size(); }
+  std::uint64_t rows() const noexcept { return graph_of_row.size() / graph_slots; }
 };
 
 namespace detail {
@@ -155,15 +166,16 @@ inline std::uint64_t draw_budget(xoshiro256ss& rng, shape3 cube) {
 
 /// Draws a chunk of `cube` for `g`: per axis a log-uniform block count, the
 /// axes `g` reads whole kept whole, time whole three times in four, at most
-/// dataset_max_blocks blocks.
-inline shape3 draw_chunk(xoshiro256ss& rng, const graph& g, shape3 cube) {
+/// max_blocks blocks.
+inline shape3 draw_chunk(xoshiro256ss& rng, const graph& g, shape3 cube,
+                         std::uint64_t max_blocks = dataset_max_blocks) {
   const auto whole = g.whole_axes();
   shape3 chunk = cube;
   std::uint64_t blocks = 1;
   for (int a = 0; a < 3; ++a) {
     if (whole[std::size_t(a)] || (a == 2 && rng.next() % 4 != 0)) continue;
     const auto n = cube[a];
-    const auto along = log_uniform(rng, 1, std::min(n, dataset_max_blocks / blocks));
+    const auto along = log_uniform(rng, 1, std::min(n, max_blocks / blocks));
     const auto extent = (n + along - 1) / along;
     (a == 0 ? chunk.inlines : a == 1 ? chunk.crosslines : chunk.samples) = extent;
     blocks *= (n + extent - 1) / extent;
@@ -238,13 +250,51 @@ inline dataset make_dataset(const registry& r, const dataset_options& o,
     std::sort(d.held_out.begin(), d.held_out.end());
   }
 
+  // Task pack: the devices rows draw from, every GPU whole and every MIG slice.
+  std::vector<sim::device_spec> devices;
+  for (const auto& m : sim::gpu_catalogue()) {
+    devices.push_back(sim::device_named(m.name));
+    for (const auto& p : m.profiles)
+      devices.push_back(sim::device_named(std::string(m.name) + "/" + std::string(p.name)));
+  }
+  // A pack row's columns for job slot k: "job<k>_" and the job's features.
+  auto slot = [](feature_vector& v, std::size_t k) {
+    return [&v, prefix = "job" + std::to_string(k) + "_"](std::string_view n, std::string_view u, std::string_view doc,
+                                                          double value) {
+      if (v.recording())
+        v(prefix + std::string(n), u, doc, value);
+      else
+        v(n, u, doc, value);
+    };
+  };
+  auto pack_head = [](feature_vector& v, const sim::device_spec& dev, std::size_t jobs) {
+    v("device_capacity", "bytes", "memory the device's processes can use, contexts included", double(dev.capacity));
+    v("device_mig", "flag", "1 for a MIG slice, 0 for a whole GPU", double(!dev.profile.empty()));
+    v("jobs", "count", "jobs co-located on the device", double(jobs));
+  };
+  auto job_head = [](auto&& emit, double start, double duration) {
+    emit("present", "flag", "1 when the slot holds a job", 1.0);
+    emit("start", "seconds", "when the job starts", start);
+    emit("duration", "seconds", "the job's time from the time model (its default rate without a profile)", duration);
+  };
+
   // Columns, from a first row's emission.
   {
     feature_vector v;
-    code_features(pool.front().g, v);
     const chunked_schedule s(pool.front().g, canonical_shape, {});
-    execution_features({canonical_shape, canonical_shape, 1, 1, o.allocators.front(), 1},
-                       o.task == dataset_task::peak ? &s : nullptr, v);
+    const execution_config e{canonical_shape, canonical_shape, 1, 1, o.allocators.front(), 1};
+    if (o.task == dataset_task::pack) {
+      pack_head(v, devices.front(), 1);
+      for (std::size_t k = 0; k < pack_max_jobs; ++k) {
+        auto emit = slot(v, k);
+        job_head(emit, 0, 0);
+        code_features(pool.front().g, emit);
+        execution_features(e, &s, emit);
+      }
+    } else {
+      code_features(pool.front().g, v);
+      execution_features(e, o.task == dataset_task::peak ? &s : nullptr, v);
+    }
     d.features = v.columns();
   }
   auto label = [&](std::string name, std::string unit, std::string doc) {
@@ -266,6 +316,12 @@ inline dataset make_dataset(const registry& r, const dataset_options& o,
     for (const auto& a : reserved)
       label("peak_reserved_" + a, "bytes", "highest per-worker peak the allocator model '" + a + "' reserves");
     label("oom", "flag", "1 when the row's allocator reserves more than the budget on some worker");
+  } else if (o.task == dataset_task::pack) {
+    label("device_peak", "bytes", "highest device usage: the jobs' contexts and their allocators' reserved bytes");
+    label("peak_time", "seconds", "when the device's usage first reached its peak");
+    label("oom", "flag", "1 when some job ran out of device memory");
+    label("jobs_failed", "count", "jobs that ran out of device memory (each releases what it held)");
+    label("first_oom_job", "index", "the slot of the first job to run out of memory, -1 when none did");
   } else {
     label("fits", "flag", "1 when some chunking fits the budget (the other labels are 0 otherwise)");
     label("chunk_inlines", "voxels", "the advised block extent along inline");
@@ -273,13 +329,15 @@ inline dataset make_dataset(const registry& r, const dataset_options& o,
     label("blocks", "count", "blocks of the advised chunking");
     label("peak", "bytes", "highest per-worker peak of the advised chunking under the row's allocator");
   }
-  if (o.profile) label("makespan", "seconds", "predicted time of the (advised) chunked run, from the time profile");
+  if (o.profile && o.task != dataset_task::pack)
+    label("makespan", "seconds", "predicted time of the (advised) chunked run, from the time profile");
 
   const std::size_t nf = d.features.size(), nl = d.labels.size();
   const std::uint64_t groups = (o.rows + o.rows_per_group - 1) / o.rows_per_group;
   d.x.assign(o.rows * nf, 0.0f);
   d.y.assign(o.rows * nl, 0.0);
-  d.graph_of_row.assign(o.rows, 0);
+  d.graph_slots = o.task == dataset_task::pack ? pack_max_jobs : 1;
+  d.graph_of_row.assign(o.rows * d.graph_slots, -1);
   d.split.assign(o.rows * 3, 0);
   std::vector<std::uint64_t> group_bytes(groups);
   std::vector<std::uint8_t> group_test(groups);
@@ -389,7 +447,83 @@ inline dataset make_dataset(const registry& r, const dataset_options& o,
       progress(now);
     }
   };
-  tbb::parallel_for(std::uint64_t{0}, groups, run_group);
+  // Task pack: a group shares its jobs (graphs, cubes, chunkings, T: their
+  // streams and times); each row draws the device, each job's allocator and
+  // start (uniform over the longest job's duration, so that jobs overlap).
+  const std::size_t slot_width = o.task == dataset_task::pack ? (nf - 3) / pack_max_jobs : 0;
+  auto run_pack_group = [&](std::uint64_t gi) {
+    const auto first = gi * o.rows_per_group, last = std::min(o.rows, first + o.rows_per_group);
+    xoshiro256ss rng(stream_key(o.seed, gi, 0));
+    struct slot_job {
+      std::size_t graph;
+      execution_config e;
+      std::optional<chunked_schedule> s;
+    };
+    std::vector<slot_job> slots(1 + rng.next() % pack_max_jobs);
+    std::vector<sim::job> jobs;
+    std::uint64_t bytes = 0;
+    bool family = false;
+    double longest = 0;
+    for (auto& j : slots) {
+      j.graph = std::size_t(rng.next() % pool.size());
+      const auto& g = pool[j.graph].g;
+      j.e.cube = {detail::log_uniform(rng, 128, 4096), detail::log_uniform(rng, 128, 4096),
+                  detail::log_uniform(rng, 256, 2048)};
+      j.e.threads = detail::pick(rng, detail::thread_choices);
+      j.e.chunk = detail::draw_chunk(rng, g, j.e.cube, pack_max_blocks);
+      j.s.emplace(g, j.e.cube, chunked_options{j.e.chunk, 1, j.e.threads});
+      jobs.push_back(colocated_job(*j.s, {.profile = o.profile, .cores = o.cores}));
+      jobs.back().name = "job " + std::to_string(jobs.size() - 1);
+      longest = std::max(longest, jobs.back().duration);
+      bytes += j.e.cube.voxels() * sizeof(float);
+      for (const auto& f : d.held_out) family = family || pool[j.graph].families.count(f);
+    }
+    feature_vector v = feature_vector::values_only();
+    for (auto row = first; row < last; ++row) {
+      const auto& dev = devices[rng.next() % devices.size()];
+      for (std::size_t k = 0; k < slots.size(); ++k) {
+        jobs[k].allocator = o.allocators[rng.next() % o.allocators.size()];
+        // A float32 value, so that the start feature is the job's start exactly.
+        jobs[k].start = k == 0 ? 0.0 : double(static_cast<float>(rng.uniform() * longest));
+        slots[k].e.allocator = jobs[k].allocator;
+        slots[k].e.budget = dev.capacity;
+      }
+      const auto replay = sim::colocate(dev, jobs);
+      double* y = &d.y[row * nl];
+      y[0] = double(replay.peak);
+      y[1] = replay.peak_time;
+      y[2] = !replay.ooms.empty();
+      std::size_t failed = 0;
+      for (const auto& j : replay.jobs) failed += j.failed;
+      y[3] = double(failed);
+      y[4] = replay.ooms.empty() ? -1.0 : double(replay.ooms.front().job);
+      v.clear();
+      pack_head(v, dev, slots.size());
+      for (std::size_t k = 0; k < pack_max_jobs; ++k) {
+        if (k >= slots.size()) {
+          for (std::size_t c = 0; c < slot_width; ++c) v("", "", "", 0.0);
+          continue;
+        }
+        auto emit = slot(v, k);
+        job_head(emit, jobs[k].start, jobs[k].duration);
+        for (double c : pool[slots[k].graph].code) v("", "", "", c);
+        execution_features(slots[k].e, &*slots[k].s, emit);
+        d.graph_of_row[row * pack_max_jobs + k] = std::int64_t(slots[k].graph);
+      }
+      std::transform(v.values().begin(), v.values().end(), &d.x[row * nf],
+                     [](double value) { return static_cast<float>(value); });
+      d.split[row * 3 + 1] = family;
+    }
+    group_bytes[gi] = bytes;
+    group_test[gi] = mix64(stream_key(o.seed, gi, 1)) % 5 == 0;
+    const auto now = done += last - first;
+    if (progress) {
+      std::lock_guard lock(progress_lock);
+      progress(now);
+    }
+  };
+  tbb::parallel_for(std::uint64_t{0}, groups,
+                    [&](std::uint64_t gi) { o.task == dataset_task::pack ? run_pack_group(gi) : run_group(gi); });
 
   auto sorted = group_bytes;
   std::sort(sorted.begin(), sorted.end());

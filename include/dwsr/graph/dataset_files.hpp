@@ -5,7 +5,8 @@
 /// - features.npy: float32, rows x features;
 /// - labels.npy: float64, rows x labels (bytes stay exact up to 2^53);
 /// - splits.npy: uint8, rows x 3 (random, family, extrapolation), 1 = test;
-/// - graphs.npy: int64, rows: each row's graph, an index into columns.json's "graphs";
+/// - graphs.npy: int64, rows (rows x 4 for task pack, -1 for an empty job
+///   slot): each row's graph, an index into columns.json's "graphs";
 /// - columns.json: every column's name, unit and meaning, the splits' rules,
 ///   the options and the graph documents;
 /// - dataset.csv (unless left out): the same, one line per row, for people.
@@ -83,7 +84,9 @@ void append_number(std::string& line, T value) {
 }
 
 inline void write_csv(std::ostream& out, const dataset& d) {
-  std::string line = "row,graph";
+  std::string line = "row";
+  for (std::size_t k = 0; k < d.graph_slots; ++k)
+    line.append(d.graph_slots == 1 ? ",graph" : ",graph_").append(d.graph_slots == 1 ? "" : std::to_string(k));
   for (const auto& c : d.features) line += "," + c.name;
   for (const auto& c : d.labels) line += "," + c.name;
   for (const char* s : split_names) line.append(",split_").append(s);
@@ -92,8 +95,8 @@ inline void write_csv(std::ostream& out, const dataset& d) {
   for (std::uint64_t r = 0; r < d.rows(); ++r) {
     line.clear();
     append_number(line, r);
-    line += ',';
-    append_number(line, d.graph_of_row[r]);
+    for (std::size_t k = 0; k < d.graph_slots; ++k)
+      line += ',', append_number(line, d.graph_of_row[r * d.graph_slots + k]);
     for (std::size_t k = 0; k < nf; ++k) line += ',', append_number(line, d.x[r * nf + k]);
     for (std::size_t k = 0; k < nl; ++k) line += ',', append_number(line, d.y[r * nl + k]);
     for (std::size_t k = 0; k < 3; ++k) line += ',', append_number(line, int(d.split[r * 3 + k]));
@@ -120,7 +123,7 @@ inline void write_dataset(const dataset& d, const std::filesystem::path& dir, bo
               [&](std::ostream& out) { detail::write_matrix(out, "<f8", d.y, rows, d.labels.size()); });
   files.write(dir / "splits.npy", [&](std::ostream& out) { detail::write_matrix(out, "|u1", d.split, rows, 3); });
   files.write(dir / "graphs.npy",
-              [&](std::ostream& out) { detail::write_matrix(out, "<i8", d.graph_of_row, rows, 1); });
+              [&](std::ostream& out) { detail::write_matrix(out, "<i8", d.graph_of_row, rows, d.graph_slots); });
   files.write(dir / "columns.json", [&](std::ostream& out) { out << dataset_columns(d).dump(1) << '\n'; });
   if (csv) files.write(dir / "dataset.csv", [&](std::ostream& out) { detail::write_csv(out, d); });
   files.commit();

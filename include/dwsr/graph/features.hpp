@@ -56,6 +56,8 @@ class feature_vector {
     return v;
   }
   const std::vector<column>& columns() const noexcept { return columns_; }
+  /// Whether it records the columns (the first vector filled).
+  bool recording() const noexcept { return recording_; }
   const std::vector<double>& values() const noexcept { return values_; }
   void clear() noexcept { values_.clear(); }
 
