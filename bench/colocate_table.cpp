@@ -29,37 +29,13 @@
 #include "dwsr/graph/calibrate.hpp"
 #include "dwsr/graph/chunked.hpp"
 #include "dwsr/graph/colocated_job.hpp"
+#include "dwsr/memory/stamped_log.hpp"
 #include "dwsr/operators/catalogue.hpp"
 #include "dwsr/sim/colocate.hpp"
 
 using namespace dwsr;
 
 namespace {
-
-/// Events of jobs running at once, stamped under one lock with strictly
-/// increasing times, so the record's order is the time order.
-struct stamped_log {
-  struct entry {
-    double time;
-    std::size_t job;
-    event e;
-  };
-  std::mutex lock;
-  std::vector<entry> entries;
-  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
-  void add(std::size_t job, const event& e) {
-    std::lock_guard guard(lock);
-    double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (!entries.empty() && t <= entries.back().time) t = std::nextafter(entries.back().time, 1e300);
-    entries.push_back({t, job, e});
-  }
-};
-
-struct job_sink {
-  stamped_log* log;
-  std::size_t job;
-  void on_event(const event& e) { log->add(job, e); }
-};
 
 struct run_spec {
   std::string op;
@@ -115,7 +91,7 @@ int main(int argc, char** argv) try {
     stamped_log log;
     // Delays in seconds, from the first job's predicted duration.
     const double unit = colocated_job(schedules[0], {.profile = &profile}).duration;
-    std::vector<job_sink> sinks;
+    std::vector<stamped_sink> sinks;
     for (std::size_t k = 0; k < runs.size(); ++k) sinks.push_back({&log, k});
     std::vector<std::thread> threads;
     for (std::size_t k = 0; k < runs.size(); ++k)

@@ -11,26 +11,13 @@
 #include "dwsr/graph/graph_json.hpp"
 #include "dwsr/graph/in_place.hpp"
 #include "dwsr/memory/recorder.hpp"
+#include "graph/test_graphs.hpp"
 #include "operators/operator_test_support.hpp"
 
 using namespace dwsr;
 
-namespace {
-
-std::vector<float> ramp_cube(shape3 s) {
-  std::vector<float> cube(s.voxels());
-  for (std::size_t i = 0; i < cube.size(); ++i) cube[i] = float((i * 7919) % 1000) / 500.0f - 1.0f;
-  return cube;
-}
-
-graph sweetness_graph() {
-  return graph_from_json(nlohmann::json::parse(R"({"nodes": [
-      {"name": "env", "op": "envelope", "keep": true}, {"name": "freq", "op": "instantaneous_frequency"},
-      {"name": "sweet", "op": "sweetness_from", "inputs": ["env", "freq"]}]})"),
-                         operators::catalogue());
-}
-
-}  // namespace
+using test::ramp_cube;
+using test::sweetness_graph;
 
 TEST_CASE("an in-place run reads the caller's cube, hands its outputs over, and its plan equals its events") {
   const shape3 shape{6, 5, 64};

@@ -13,6 +13,7 @@
 
 #include "dwsr/graph/chunked.hpp"
 #include "dwsr/graph/colocated_job.hpp"
+#include "dwsr/memory/stamped_log.hpp"
 #include "dwsr/sim/colocate.hpp"
 #include "dwsr/sim/device_model.hpp"
 #include "dwsr/sim/random_stream.hpp"
@@ -289,37 +290,6 @@ TEST_CASE("a chunked run's worker becomes a job: its stream, with the time model
   CHECK_THROWS_AS(colocated_job(s, {.worker = 2}), invalid_input);
 }
 
-namespace {
-
-/// Events of several jobs running at once, stamped under one lock with
-/// strictly increasing times, so the order of the record is the time order.
-struct stamped_log {
-  struct entry {
-    double time;
-    std::size_t job;
-    event e;
-  };
-  std::mutex lock;
-  std::vector<entry> entries;
-  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
-
-  void add(std::size_t job, const event& e) {
-    std::lock_guard guard(lock);
-    double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (!entries.empty() && t <= entries.back().time) t = std::nextafter(entries.back().time, 1e300);
-    entries.push_back({t, job, e});
-  }
-};
-
-/// The EventSink of one job feeding the shared log.
-struct job_sink {
-  stamped_log* log;
-  std::size_t job;
-  void on_event(const event& e) { log->add(job, e); }
-};
-
-}  // namespace
-
 TEST_CASE("jobs that really ran at once replay to the device peak they had, byte for byte") {
   // Three chunked runs on their own threads, each its own host context: the
   // device model must find the peak of their summed live bytes exactly, in
@@ -332,7 +302,7 @@ TEST_CASE("jobs that really ran at once replay to the device peak they had, byte
   stamped_log log;
   std::vector<graph> graphs;
   for (const auto& [op, chunk] : runs) graphs.push_back(graph::single(operators::catalogue(), op));
-  std::vector<job_sink> sinks;
+  std::vector<stamped_sink> sinks;
   for (std::size_t k = 0; k < runs.size(); ++k) sinks.push_back({&log, k});
   std::vector<std::thread> threads;
   for (std::size_t k = 0; k < runs.size(); ++k)
