@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
+#include <sstream>
 #include <vector>
 
 #include "dwsr/core/random.hpp"
@@ -14,6 +15,7 @@
 #include "dwsr/memory/recorder.hpp"
 #include "dwsr/operators/event_picks.hpp"
 #include "dwsr/operators/geobodies.hpp"
+#include "dwsr/sim/trace_csv.hpp"
 
 using namespace dwsr;
 using operators::body_stats;
@@ -134,12 +136,11 @@ TEST_CASE("event_picks finds strict maxima above the threshold, a plateau once a
   // Trace 0: a peak at 1, a plateau 3-4 left downwards (picked at 3), a
   // shoulder 6-7 left upwards (no pick), a rising last sample (no pick).
   // Trace 1: falling from its first sample. Trace 2: NaN takes no part.
-  const std::vector<float> cube = {0, 1, 0, 2, 2, 1, 3, 3, 4,  //
-                                   5, 4, 3, 2, 1, 0, 0, 0, 0,  //
+  const std::vector<float> cube = {0, 1,   0, 2, 2, 1, 3,   3, 4,  //
+                                   5, 4,   3, 2, 1, 0, 0,   0, 0,  //
                                    0, nan, 0, 1, 0, 7, nan, 0, 0};
   const shape3 s{1, 3, 9};
-  CHECK(picks_of(cube, s, {.threshold = 0}) ==
-        std::vector<pick>{{0, 0, 1, 1}, {0, 0, 3, 2}, {0, 2, 3, 1}});
+  CHECK(picks_of(cube, s, {.threshold = 0}) == std::vector<pick>{{0, 0, 1, 1}, {0, 0, 3, 2}, {0, 2, 3, 1}});
   CHECK(picks_of(cube, s, {.threshold = 1}) == std::vector<pick>{{0, 0, 3, 2}});
   CHECK(picks_of(cube, s, {.threshold = 2}).empty());
   // The origin places the rows in a larger survey.
@@ -231,9 +232,8 @@ TEST_CASE("geobodies: the meta execution allocates flagged bounds, the real one 
   const cube_view<const float> in(v.data(), s);
   for (float threshold : {0.0f, 0.5f, 0.8f, 1.0f}) {
     INFO("threshold " << threshold);
-    const auto real = events_of<host_context>([&](auto& ctx) {
-      operators::geobodies(ctx, in, cube_view<std::int32_t>(labels.data(), s), {threshold});
-    });
+    const auto real = events_of<host_context>(
+        [&](auto& ctx) { operators::geobodies(ctx, in, cube_view<std::int32_t>(labels.data(), s), {threshold}); });
     const auto meta = events_of<meta_context>([&](auto& ctx) {
       operators::geobodies(ctx, cube_view<const float>(nullptr, s), cube_view<std::int32_t>(nullptr, s), {threshold});
     });
@@ -257,4 +257,40 @@ TEST_CASE("geobodies rejects labels of another shape and empty blocks") {
   CHECK_THROWS_AS(operators::geobodies(ctx, in, cube_view<std::int32_t>(nullptr, {2, 2, 3})), invalid_input);
   CHECK_THROWS_AS(operators::geobodies_blocked(ctx, in, cube_view<std::int32_t>(nullptr, {2, 2, 2}), {0, 1, 1}),
                   invalid_input);
+}
+
+TEST_CASE("a trace keeps the bound flag in an optional last column") {
+  const shape3 s{2, 3, 8};
+  const auto meta = events_of<meta_context>([&](auto& ctx) {
+    operators::geobodies_blocked(ctx, cube_view<const float>(nullptr, s), cube_view<std::int32_t>(nullptr, s),
+                                 {1, 2, 5});
+  });
+  std::ostringstream out;
+  sim::write_trace_csv(out, meta);
+  CHECK(out.str().rfind("action,id,bytes,device,node,role,bound\n", 0) == 0);
+  std::istringstream in(out.str());
+  CHECK(sim::read_trace_csv(in) == meta);
+
+  SECTION("a trace without bounds keeps six columns") {
+    const auto real = events_of<host_context>([&](auto& ctx) { ctx.template allocate<float>(3, buffer_role::input); });
+    std::ostringstream six;
+    sim::write_trace_csv(six, real);
+    CHECK(six.str() == "action,id,bytes,device,node,role\nalloc,1,12,host,0,input\nfree,1,12,host,0,input\n");
+  }
+  SECTION("the column reads 0, 1 or nothing; a free takes its alloc's") {
+    auto read = [](const std::string& text) {
+      std::istringstream t(text);
+      return sim::read_trace_csv(t, "t.csv");
+    };
+    const std::string h = "action,id,bytes,device,node,role,bound\n";
+    const auto e = read(h + "alloc,1,8,host,0,output,1\nalloc,2,8,host,0,output,\nfree,1\nfree,2,8,host,0,output,0\n");
+    CHECK(e[0].bound);
+    CHECK_FALSE(e[1].bound);
+    CHECK(e[2].bound);
+    CHECK_THROWS_WITH(read(h + "alloc,1,8,host,0,output,yes\n"),
+                      Catch::Contains("t.csv:2: bound 'yes'; expected 0 or 1"));
+    CHECK_THROWS_WITH(read(h + "alloc,1,8,host,0,output,1\nfree,1,8,host,0,output,0\n"),
+                      Catch::Contains("t.csv:3: free of buffer 1 with bound 0, but it was allocated with bound 1"));
+    CHECK_THROWS_WITH(read(h + "alloc,1,8,host,0,output,1,x\n"), Catch::Contains("expected 2 to 7"));
+  }
 }

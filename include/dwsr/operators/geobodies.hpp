@@ -163,8 +163,10 @@ buffer<body_stats, Ctx> label_box(Ctx& ctx, cube_view<const float> in, cube_view
         auto i = off[q], j = off[n];
         while (i < off[q + 1] && j < off[n + 1]) {
           if (r[i].start < r[j].end && r[j].start < r[i].end) join(p, std::uint32_t(i), std::uint32_t(j));
-          if (r[i].end < r[j].end) ++i;
-          else ++j;
+          if (r[i].end < r[j].end)
+            ++i;
+          else
+            ++j;
         }
       };
       for (std::uint64_t q = 0; q < traces; ++q) {
@@ -263,8 +265,8 @@ buffer<body_stats, Ctx> geobodies_blocked(Ctx& ctx, cube_view<const float> in, c
   local.reserve(blocks);
   std::uint64_t total = 0;  // the blocks' bodies (their bounds under the meta context)
   for (std::uint64_t b = 0; b < blocks; ++b) {
-    local.push_back(detail::label_box(ctx, in, labels, options.threshold, corner(b), extent_of(b),
-                                      buffer_role::temporary));
+    local.push_back(
+        detail::label_box(ctx, in, labels, options.threshold, corner(b), extent_of(b), buffer_role::temporary));
     ctx.compute([&] { base[b] = total; });
     total += local.back().size();
   }
@@ -278,8 +280,7 @@ buffer<body_stats, Ctx> geobodies_blocked(Ctx& ctx, cube_view<const float> in, c
   if constexpr (!Ctx::computes) {
     parent = ctx.template allocate_bound<std::uint32_t>(total, buffer_role::temporary);
     keys = ctx.template allocate_bound<std::uint64_t>(total, buffer_role::temporary);
-    roots = ctx.template allocate_bound<std::uint32_t>(std::min(total, max_bodies(s.voxels())),
-                                                       buffer_role::temporary);
+    roots = ctx.template allocate_bound<std::uint32_t>(std::min(total, max_bodies(s.voxels())), buffer_role::temporary);
     stats = ctx.template allocate_bound<body_stats>(max_bodies(s.voxels()), role);
   } else {
     parent = ctx.template allocate<std::uint32_t>(total, buffer_role::temporary);
