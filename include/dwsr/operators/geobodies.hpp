@@ -92,7 +92,7 @@ inline void join(std::uint32_t* parent, std::uint32_t a, std::uint32_t b) noexce
 [[noreturn]] inline void too_many(const char* what, std::uint64_t count, std::uint64_t limit) {
   std::string m = "geobodies: ";
   m.append(std::to_string(count)).append(" ").append(what).append("; at most ").append(std::to_string(limit));
-  throw invalid_input(m + " fit the int32 labels; threshold higher or label a smaller cube");
+  throw invalid_input(m + " fit the int32 labels; raise the threshold or label a smaller cube");
 }
 
 inline void check_indices(shape3 s) {
