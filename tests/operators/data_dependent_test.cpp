@@ -147,6 +147,29 @@ TEST_CASE("event_picks finds strict maxima above the threshold, a plateau once a
   CHECK(picks_of(cube, s, {.threshold = 1, .origin = {10, 20, 30}}) == std::vector<pick>{{10, 20, 33, 2}});
 }
 
+TEST_CASE("event_picks equals the rule sample by sample on traces with plateaus") {
+  const shape3 s{4, 5, 31};
+  xoshiro256ss rng(5);
+  std::vector<float> cube(s.voxels());
+  for (auto& x : cube) x = static_cast<float>(int(rng.uniform() * 4));  // 0..3: many plateaus
+  for (float threshold : {-1.0f, 0.0f, 1.5f, 2.0f, 3.0f}) {
+    INFO("threshold " << threshold);
+    std::vector<pick> want;
+    for (std::uint64_t q = 0; q < s.traces(); ++q) {
+      const float* v = cube.data() + q * s.samples;
+      for (std::uint64_t t = 1; t + 1 < s.samples; ++t) {
+        std::uint64_t e = t + 1;
+        while (e < s.samples && v[e] == v[t]) ++e;
+        if (v[t] > threshold && v[t - 1] < v[t] && e < s.samples && v[e] < v[t])
+          want.push_back({std::uint32_t(q / s.crosslines), std::uint32_t(q % s.crosslines), std::uint32_t(t), v[t]});
+      }
+    }
+    const auto got = picks_of(cube, s, {threshold});
+    CHECK(got == want);
+    CHECK(got.size() <= s.traces() * operators::max_picks_per_trace(s.samples));
+  }
+}
+
 TEST_CASE("event_picks: the meta execution allocates the flagged bound, the real one the actual table") {
   const shape3 s{3, 4, 25};
   const auto cube = random_cube(s, 7);
@@ -207,8 +230,8 @@ TEST_CASE("geobodies: face neighbours join, edge and corner neighbours do not") 
 
 TEST_CASE("geobodies equals a flood fill, and blocked labelling equals the whole cube's") {
   const shape3 s{7, 6, 9};
-  const std::array<shape3, 6> blocks = {shape3{2, 3, 4}, shape3{7, 6, 9}, shape3{1, 6, 9},
-                                        shape3{3, 1, 2}, shape3{7, 6, 1}, shape3{1, 1, 1}};
+  const std::array<shape3, 7> blocks = {shape3{2, 3, 4}, shape3{7, 6, 9}, shape3{1, 6, 9},  shape3{3, 1, 2},
+                                        shape3{7, 6, 1}, shape3{1, 1, 1}, shape3{8, 100, 4}};
   for (std::uint64_t seed : {1u, 2u, 3u}) {
     const auto v = random_cube(s, seed);
     for (float threshold : {0.3f, 0.6f, 0.72f, 0.9f}) {
