@@ -50,8 +50,9 @@ class context_base {
   }
 
  protected:
-  /// Reserves `bytes` against the budget, then emits the alloc event.
-  event admit(std::uint64_t bytes, device dev, buffer_role role) {
+  /// Reserves `bytes` against the budget, then emits the alloc event (`bound`:
+  /// the bytes are an upper bound, see event::bound).
+  event admit(std::uint64_t bytes, device dev, buffer_role role, bool bound = false) {
     check_cancelled();
     auto now = live_.load(std::memory_order_relaxed);
     do {
@@ -61,7 +62,7 @@ class context_base {
                                 " bytes live exceeds the budget of " + std::to_string(options_.budget) + " bytes",
                             bytes, options_.budget);
     } while (!live_.compare_exchange_weak(now, now + bytes, std::memory_order_relaxed));
-    return bus_->alloc(bytes, dev, role, node_);
+    return bus_->alloc(bytes, dev, role, node_, bound);
   }
   void retire(const event& allocated) noexcept {
     bus_->free(allocated);

@@ -23,6 +23,14 @@ class meta_context : public context_base {
     return {*this, nullptr, count, admit(count * sizeof(T), memory_device, role)};
   }
 
+  /// Emits the alloc event of at most `count` elements of T, flagged as a bound
+  /// (event::bound): how operators whose output size depends on the data plan
+  /// it. The budget is checked against the bound.
+  template <class T>
+  buffer<T, meta_context> allocate_bound(std::uint64_t count, buffer_role role) {
+    return {*this, nullptr, count, admit(count * sizeof(T), memory_device, role, true)};
+  }
+
   /// No compute: parallel loops are skipped.
   template <class F>
   void parallel_for(std::uint64_t, F&&, std::uint64_t = 1) {}

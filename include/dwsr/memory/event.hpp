@@ -31,6 +31,10 @@ struct event {
   node_id node = 0;
   std::uint64_t buffer = 0;  ///< buffer id, unique within a stream, from 1
   std::uint64_t bytes = 0;   ///< requested bytes (the same on the matching free)
+  /// The bytes are an upper bound, not a size: a meta execution of an
+  /// allocation whose size depends on the data (operators/event_picks.hpp,
+  /// operators/geobodies.hpp). A real execution never sets it.
+  bool bound = false;
 
   friend bool operator==(const event&, const event&) = default;
 };

@@ -19,10 +19,11 @@ class event_bus {
   event_bus(const event_bus&) = delete;
   event_bus& operator=(const event_bus&) = delete;
 
-  /// Emits an alloc event for a new buffer and returns it (its buffer id is new).
-  event alloc(std::uint64_t bytes, device dev, buffer_role role, node_id node) {
+  /// Emits an alloc event for a new buffer and returns it (its buffer id is
+  /// new); `bound` marks bytes that are an upper bound (event::bound).
+  event alloc(std::uint64_t bytes, device dev, buffer_role role, node_id node, bool bound = false) {
     std::lock_guard lock(mutex_);
-    event e{next_seq_++, action::alloc, dev, role, node, next_buffer_++, bytes};
+    event e{next_seq_++, action::alloc, dev, role, node, next_buffer_++, bytes, bound};
     sink_.on_event(e);
     return e;
   }

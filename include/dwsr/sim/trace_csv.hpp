@@ -11,7 +11,10 @@
 /// The header names the columns in this order; the last three may be left out
 /// of the header and of any line (an alloc then gets host, node 0, temporary;
 /// a free gets the values of its alloc). `bytes` may be empty or absent on a
-/// free. Blank lines and lines starting with '#' are skipped. Reading checks
+/// free. An optional seventh column, `bound`, holds 1 where the bytes are an
+/// upper bound (event::bound: a meta execution of a data-dependent size) and
+/// 0 or nothing where they are exact; dwsr writes it only for a trace that has
+/// such an event, so other traces keep six columns. Blank lines and lines starting with '#' are skipped. Reading checks
 /// every line: a malformed line, an unknown action, device or role, a negative
 /// or non-numeric size, an id allocated twice, a free of an id that is not
 /// allocated, or a free whose bytes, device, node or role differ from its
@@ -39,6 +42,8 @@ namespace dwsr::sim {
 
 /// The header line dwsr writes.
 inline constexpr std::string_view trace_csv_header = "action,id,bytes,device,node,role";
+/// The optional last column: 1 where the bytes are an upper bound (event::bound).
+inline constexpr std::string_view trace_csv_bound_column = "bound";
 
 /// Reads a dwsr trace one event at a time, validating each line.
 class trace_csv_reader {
@@ -48,7 +53,7 @@ class trace_csv_reader {
 
   /// Reads the next event into e; false at the end of the trace.
   bool next(event& e) {
-    std::string_view f[7];
+    std::string_view f[8];
     std::size_t n = 0;
     while (true) {
       if (!std::getline(in_, line_)) {
@@ -70,9 +75,8 @@ class trace_csv_reader {
       break;
     }
     if (n > columns_ || n < 2)
-      fail(line_no_, "expected 2 to " + std::to_string(columns_) + " comma-separated fields (" +
-                         std::string(trace_csv_header.substr(0, header_length())) + "), got " +
-                         (n > 6 ? std::string("more") : std::to_string(n)));
+      fail(line_no_, "expected 2 to " + std::to_string(columns_) + " comma-separated fields (" + header_names() +
+                         "), got " + (n > 7 ? std::string("more") : std::to_string(n)));
     const auto act = parse_action(f[0]);
     if (!act) fail(line_no_, "unknown action '" + std::string(f[0]) + "'; expected alloc or free");
     const auto id = number(f[1], "id");
@@ -83,6 +87,7 @@ class trace_csv_reader {
     std::optional<device> dev;
     std::optional<node_id> node;
     std::optional<buffer_role> role;
+    std::optional<bool> bound;
     if (n > 3 && !f[3].empty()) {
       dev = parse_device(f[3]);
       if (!dev) fail(line_no_, "unknown device '" + std::string(f[3]) + "'; expected host or cuda");
@@ -97,6 +102,10 @@ class trace_csv_reader {
       if (!role)
         fail(line_no_, "unknown role '" + std::string(f[5]) + "'; expected input, output, temporary or workspace");
     }
+    if (n > 6 && !f[6].empty()) {
+      if (f[6] != "0" && f[6] != "1") fail(line_no_, "bound '" + std::string(f[6]) + "'; expected 0 or 1");
+      bound = f[6] == "1";
+    }
 
     e = event{};
     e.seq = events_++;
@@ -110,8 +119,9 @@ class trace_csv_reader {
       e.dev = dev.value_or(device::host);
       e.node = node.value_or(0);
       e.role = role.value_or(buffer_role::temporary);
+      e.bound = bound.value_or(false);
       ids_.insert(id, buffers_.size());
-      buffers_.push_back({e.bytes, line_no_, 0, e.node, e.dev, e.role});
+      buffers_.push_back({e.bytes, line_no_, 0, e.node, e.dev, e.role, e.bound});
       return true;
     }
     const auto* known = ids_.find(id);
@@ -128,11 +138,13 @@ class trace_csv_reader {
     if (dev && *dev != b.dev) mismatch("device", std::string(name_of(*dev)), std::string(name_of(b.dev)));
     if (node && *node != b.node) mismatch("node", std::to_string(*node), std::to_string(b.node));
     if (role && *role != b.role) mismatch("role", std::string(name_of(*role)), std::string(name_of(b.role)));
+    if (bound && *bound != b.bound) mismatch("bound", *bound ? "1" : "0", b.bound ? "1" : "0");
     b.freed_line = line_no_;
     e.bytes = b.bytes;
     e.dev = b.dev;
     e.node = b.node;
     e.role = b.role;
+    e.bound = b.bound;
     return true;
   }
 
@@ -145,6 +157,7 @@ class trace_csv_reader {
     node_id node;
     device dev;
     buffer_role role;
+    bool bound;
   };
 
   [[noreturn]] void fail(std::uint64_t line, const std::string& why) const {
@@ -155,32 +168,36 @@ class trace_csv_reader {
     while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
     return s;
   }
-  static std::size_t split(std::string_view text, std::string_view (&f)[7]) {
+  static std::size_t split(std::string_view text, std::string_view (&f)[8]) {
     std::size_t n = 0;
     while (true) {
       const auto comma = text.find(',');
-      if (n < 7) f[n] = trim(text.substr(0, comma));
+      if (n < 8) f[n] = trim(text.substr(0, comma));
       ++n;
       if (comma == std::string_view::npos) return n;
       text.remove_prefix(comma + 1);
     }
   }
-  std::size_t header_length() const {
+  /// The names of the header's columns, comma-separated.
+  std::string header_names() const {
     std::size_t len = 0, cols = 0;
     while (cols < columns_ && len < trace_csv_header.size()) {
       len = trace_csv_header.find(',', len + 1);
       if (len == std::string_view::npos) len = trace_csv_header.size();
       ++cols;
     }
-    return len;
+    std::string names(trace_csv_header.substr(0, len));
+    if (columns_ == 7) names.append(",").append(trace_csv_bound_column);
+    return names;
   }
-  void read_header(std::string_view text, const std::string_view (&f)[7], std::size_t n) {
-    static constexpr std::string_view names[6] = {"action", "id", "bytes", "device", "node", "role"};
-    bool ok = n >= 3 && n <= 6;
+  void read_header(std::string_view text, const std::string_view (&f)[8], std::size_t n) {
+    static constexpr std::string_view names[7] = {"action", "id", "bytes", "device", "node", "role", "bound"};
+    bool ok = n >= 3 && n <= 7;
     for (std::size_t i = 0; ok && i < n; ++i) ok = f[i] == names[i];
     if (!ok)
       fail(line_no_, "expected the header '" + std::string(trace_csv_header) +
-                         "' (the last three columns may be left out), got '" + std::string(text) + "'");
+                         "' (the last three columns may be left out, a last 'bound' column added), got '" +
+                         std::string(text) + "'");
     columns_ = n;
   }
   std::uint64_t number(std::string_view text, const char* what) const {
@@ -221,9 +238,14 @@ inline std::vector<event> read_trace_csv(const std::filesystem::path& path) {
   return read_trace_csv(in, path.string());
 }
 
-/// Writes events as a dwsr trace (header, then one full line per event).
+/// Writes events as a dwsr trace (header, then one full line per event; the
+/// `bound` column only when some event is a bound).
 inline void write_trace_csv(std::ostream& out, std::span<const event> events) {
-  out << trace_csv_header << '\n';
+  bool bounds = false;
+  for (const auto& e : events) bounds = bounds || e.bound;
+  out << trace_csv_header;
+  if (bounds) out << ',' << trace_csv_bound_column;
+  out << '\n';
   std::string line;
   auto num = [&](std::uint64_t v) {
     char digits[24];
@@ -243,6 +265,7 @@ inline void write_trace_csv(std::ostream& out, std::span<const event> events) {
     num(e.node);
     line += ',';
     line += name_of(e.role);
+    if (bounds) line += e.bound ? ",1" : ",0";
     line += '\n';
     out.write(line.data(), static_cast<std::streamsize>(line.size()));
   }

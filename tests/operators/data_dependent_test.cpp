@@ -1,0 +1,319 @@
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <sstream>
+#include <vector>
+
+#include "dwsr/core/random.hpp"
+#include "dwsr/exec/host_context.hpp"
+#include "dwsr/exec/meta_context.hpp"
+#include "dwsr/memory/event_bus.hpp"
+#include "dwsr/memory/recorder.hpp"
+#include "dwsr/operators/event_picks.hpp"
+#include "dwsr/operators/geobodies.hpp"
+#include "dwsr/sim/trace_csv.hpp"
+
+using namespace dwsr;
+using operators::body_stats;
+using operators::pick;
+
+namespace {
+
+/// The events of one real (or meta) call of f(ctx).
+template <class Ctx, class F>
+std::vector<event> events_of(F&& f, std::size_t threads = 1) {
+  recorder rec;
+  event_bus bus(rec);
+  Ctx ctx(bus, {.threads = threads});
+  f(ctx);
+  return rec.events();
+}
+
+/// Checks that a real and a meta stream are the same but for bound events,
+/// which only the meta one has, and whose bytes are at least the real ones.
+/// Returns the real / bound byte ratio of the flagged events taken together.
+double check_real_against_plan(const std::vector<event>& real, const std::vector<event>& meta) {
+  REQUIRE(real.size() == meta.size());
+  std::uint64_t real_bytes = 0, bound_bytes = 0;
+  bool flagged = false;
+  for (std::size_t i = 0; i < real.size(); ++i) {
+    INFO("event " << i);
+    CHECK_FALSE(real[i].bound);
+    event plan = meta[i];
+    if (plan.bound) {
+      flagged = true;
+      CHECK(real[i].bytes <= plan.bytes);
+      if (plan.act == action::alloc) real_bytes += real[i].bytes, bound_bytes += plan.bytes;
+      plan.bytes = real[i].bytes;
+      plan.bound = false;
+    }
+    CHECK(plan == real[i]);
+  }
+  CHECK(flagged);
+  return bound_bytes ? double(real_bytes) / double(bound_bytes) : 1.0;
+}
+
+std::vector<pick> picks_of(std::vector<float> cube, shape3 s, operators::event_picks_options options) {
+  recorder rec;
+  event_bus bus(rec);
+  host_context ctx(bus);
+  auto table = operators::event_picks(ctx, cube_view<const float>(cube.data(), s), options);
+  return {table.data(), table.data() + table.size()};
+}
+
+/// Reference labelling by breadth-first flood fill, bodies numbered as their
+/// first voxel is met in C order.
+std::vector<std::int32_t> flood_labels(const std::vector<float>& v, shape3 s, float threshold) {
+  std::vector<std::int32_t> label(v.size(), 0);
+  std::int32_t next = 0;
+  const std::int64_t d[3] = {std::int64_t(s.crosslines * s.samples), std::int64_t(s.samples), 1};
+  for (std::uint64_t seed = 0; seed < v.size(); ++seed) {
+    if (!(v[seed] > threshold) || label[seed]) continue;
+    label[seed] = ++next;
+    std::deque<std::uint64_t> todo{seed};
+    while (!todo.empty()) {
+      const auto x = todo.front();
+      todo.pop_front();
+      const std::uint64_t at[3] = {x / (s.crosslines * s.samples), x / s.samples % s.crosslines, x % s.samples};
+      for (int axis = 0; axis < 3; ++axis)
+        for (int step : {-1, 1}) {
+          if ((step < 0 && at[axis] == 0) || (step > 0 && at[axis] + 1 == s[std::size_t(axis)])) continue;
+          const auto y = std::uint64_t(std::int64_t(x) + step * d[axis]);
+          if (v[y] > threshold && !label[y]) label[y] = next, todo.push_back(y);
+        }
+    }
+  }
+  return label;
+}
+
+std::vector<float> random_cube(shape3 s, std::uint64_t seed) {
+  xoshiro256ss rng(seed);
+  std::vector<float> v(s.voxels());
+  for (auto& x : v) x = static_cast<float>(rng.uniform());
+  return v;
+}
+
+struct labelled {
+  std::vector<std::int32_t> labels;
+  std::vector<body_stats> stats;
+};
+
+/// geobodies (block = whole cube) or geobodies_blocked on the host.
+labelled label(const std::vector<float>& v, shape3 s, float threshold, shape3 block = {}, std::size_t threads = 1) {
+  recorder rec;
+  event_bus bus(rec);
+  host_context ctx(bus, {.threads = threads});
+  labelled out{std::vector<std::int32_t>(v.size(), -1), {}};
+  const cube_view<const float> in(v.data(), s);
+  const cube_view<std::int32_t> labels(out.labels.data(), s);
+  auto table = block.voxels() ? operators::geobodies_blocked(ctx, in, labels, block, {.threshold = threshold})
+                              : operators::geobodies(ctx, in, labels, {.threshold = threshold});
+  out.stats.assign(table.data(), table.data() + table.size());
+  return out;
+}
+
+void check_same_stats(const std::vector<body_stats>& a, const std::vector<body_stats>& b) {
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    INFO("body " << i + 1);
+    CHECK(a[i].voxels == b[i].voxels);
+    CHECK(a[i].first == b[i].first);
+    CHECK(a[i].lo == b[i].lo);
+    CHECK(a[i].hi == b[i].hi);
+    CHECK(a[i].peak == b[i].peak);
+    CHECK(a[i].sum == Approx(b[i].sum).epsilon(1e-9));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("event_picks finds strict maxima above the threshold, a plateau once at its start") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // Trace 0: a peak at 1, a plateau 3-4 left downwards (picked at 3), a
+  // shoulder 6-7 left upwards (no pick), a rising last sample (no pick).
+  // Trace 1: falling from its first sample. Trace 2: NaN takes no part.
+  const std::vector<float> cube = {0, 1,   0, 2, 2, 1, 3,   3, 4,  //
+                                   5, 4,   3, 2, 1, 0, 0,   0, 0,  //
+                                   0, nan, 0, 1, 0, 7, nan, 0, 0};
+  const shape3 s{1, 3, 9};
+  CHECK(picks_of(cube, s, {.threshold = 0}) == std::vector<pick>{{0, 0, 1, 1}, {0, 0, 3, 2}, {0, 2, 3, 1}});
+  CHECK(picks_of(cube, s, {.threshold = 1}) == std::vector<pick>{{0, 0, 3, 2}});
+  CHECK(picks_of(cube, s, {.threshold = 2}).empty());
+  // The origin places the rows in a larger survey.
+  CHECK(picks_of(cube, s, {.threshold = 1, .origin = {10, 20, 30}}) == std::vector<pick>{{10, 20, 33, 2}});
+}
+
+TEST_CASE("event_picks equals the rule sample by sample on traces with plateaus") {
+  const shape3 s{4, 5, 31};
+  xoshiro256ss rng(5);
+  std::vector<float> cube(s.voxels());
+  for (auto& x : cube) x = static_cast<float>(int(rng.uniform() * 4));  // 0..3: many plateaus
+  for (float threshold : {-1.0f, 0.0f, 1.5f, 2.0f, 3.0f}) {
+    INFO("threshold " << threshold);
+    std::vector<pick> want;
+    for (std::uint64_t q = 0; q < s.traces(); ++q) {
+      const float* v = cube.data() + q * s.samples;
+      for (std::uint64_t t = 1; t + 1 < s.samples; ++t) {
+        std::uint64_t e = t + 1;
+        while (e < s.samples && v[e] == v[t]) ++e;
+        if (v[t] > threshold && v[t - 1] < v[t] && e < s.samples && v[e] < v[t])
+          want.push_back({std::uint32_t(q / s.crosslines), std::uint32_t(q % s.crosslines), std::uint32_t(t), v[t]});
+      }
+    }
+    const auto got = picks_of(cube, s, {threshold});
+    CHECK(got == want);
+    CHECK(got.size() <= s.traces() * operators::max_picks_per_trace(s.samples));
+  }
+}
+
+TEST_CASE("event_picks: the meta execution allocates the flagged bound, the real one the actual table") {
+  const shape3 s{3, 4, 25};
+  const auto cube = random_cube(s, 7);
+  const cube_view<const float> in(cube.data(), s);
+  for (float threshold : {0.0f, 0.5f, 0.9f, 1.0f}) {
+    INFO("threshold " << threshold);
+    const auto real = events_of<host_context>([&](auto& ctx) { operators::event_picks(ctx, in, {threshold}); }, 2);
+    const auto meta = events_of<meta_context>([&](auto& ctx) { operators::event_picks(ctx, in, {threshold}); });
+    check_real_against_plan(real, meta);
+    CHECK(meta[1].bytes == s.traces() * 12 * sizeof(pick));
+  }
+  SECTION("the bound is reached by alternating samples") {
+    std::vector<float> zigzag(2 * 7);
+    for (std::size_t i = 0; i < zigzag.size(); ++i) zigzag[i] = float(i % 7 % 2);
+    const cube_view<const float> z(zigzag.data(), {1, 2, 7});
+    const auto real = events_of<host_context>([&](auto& ctx) { operators::event_picks(ctx, z); });
+    const auto meta = events_of<meta_context>([&](auto& ctx) { operators::event_picks(ctx, z); });
+    CHECK(check_real_against_plan(real, meta) == 1.0);
+    CHECK(operators::max_picks_per_trace(7) == 3);
+  }
+}
+
+TEST_CASE("geobodies: face neighbours join, edge and corner neighbours do not") {
+  const shape3 s{2, 2, 3};
+  SECTION("voxels touching along an edge are separate bodies, numbered in C order") {
+    std::vector<float> v(s.voxels(), 0);
+    v[(1 * 2 + 1) * 3 + 0] = 5;  // (1, 1, 0)
+    v[(0 * 2 + 0) * 3 + 0] = 2;  // (0, 0, 0)
+    v[(1 * 2 + 0) * 3 + 2] = 3;  // (1, 0, 2): touches neither
+    const auto got = label(v, s, 1);
+    CHECK(got.labels == std::vector<std::int32_t>{1, 0, 0, 0, 0, 0, 0, 0, 2, 3, 0, 0});
+    REQUIRE(got.stats.size() == 3);
+    CHECK(got.stats[0].first == std::array<std::uint32_t, 3>{0, 0, 0});
+    CHECK(got.stats[1].peak == 3);
+    CHECK(got.stats[2].sum == 5);
+  }
+  SECTION("a U shape is one body, labelled from its first voxel") {
+    // In the inline-0 slice (crossline x sample), a U: both arms and the bottom.
+    const shape3 u{1, 3, 3};
+    const std::vector<float> v = {1, 0, 1,  //
+                                  1, 0, 1,  //
+                                  1, 1, 1};
+    const auto got = label(v, u, 0.5f);
+    CHECK(got.labels == std::vector<std::int32_t>{1, 0, 1, 1, 0, 1, 1, 1, 1});
+    REQUIRE(got.stats.size() == 1);
+    CHECK(got.stats[0].voxels == 7);
+    CHECK(got.stats[0].lo == std::array<std::uint32_t, 3>{0, 0, 0});
+    CHECK(got.stats[0].hi == std::array<std::uint32_t, 3>{0, 2, 2});
+    CHECK(got.stats[0].mean() == 1.0);
+  }
+  SECTION("a checkerboard holds the most bodies the bound allows") {
+    const shape3 c{3, 3, 3};
+    std::vector<float> v(c.voxels());
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = float((i / 9 + i / 3 % 3 + i % 3 + 1) % 2);
+    CHECK(label(v, c, 0.5f).stats.size() == operators::max_bodies(c.voxels()));
+  }
+}
+
+TEST_CASE("geobodies equals a flood fill, and blocked labelling equals the whole cube's") {
+  const shape3 s{7, 6, 9};
+  const std::array<shape3, 7> blocks = {shape3{2, 3, 4}, shape3{7, 6, 9}, shape3{1, 6, 9},  shape3{3, 1, 2},
+                                        shape3{7, 6, 1}, shape3{1, 1, 1}, shape3{8, 100, 4}};
+  for (std::uint64_t seed : {1u, 2u, 3u}) {
+    const auto v = random_cube(s, seed);
+    for (float threshold : {0.3f, 0.6f, 0.72f, 0.9f}) {
+      INFO("seed " << seed << ", threshold " << threshold);
+      const auto whole = label(v, s, threshold, {}, 2);
+      CHECK(whole.labels == flood_labels(v, s, threshold));
+      for (const auto& b : blocks) {
+        INFO("blocks " << to_string(b));
+        const auto blocked = label(v, s, threshold, b, 2);
+        CHECK(blocked.labels == whole.labels);
+        check_same_stats(blocked.stats, whole.stats);
+      }
+    }
+  }
+}
+
+TEST_CASE("geobodies: the meta execution allocates flagged bounds, the real one the actual sizes") {
+  const shape3 s{5, 4, 11};
+  const auto v = random_cube(s, 11);
+  std::vector<std::int32_t> labels(s.voxels());
+  const cube_view<const float> in(v.data(), s);
+  for (float threshold : {0.0f, 0.5f, 0.8f, 1.0f}) {
+    INFO("threshold " << threshold);
+    const auto real = events_of<host_context>(
+        [&](auto& ctx) { operators::geobodies(ctx, in, cube_view<std::int32_t>(labels.data(), s), {threshold}); });
+    const auto meta = events_of<meta_context>([&](auto& ctx) {
+      operators::geobodies(ctx, cube_view<const float>(nullptr, s), cube_view<std::int32_t>(nullptr, s), {threshold});
+    });
+    check_real_against_plan(real, meta);
+    const auto real_blocked = events_of<host_context>([&](auto& ctx) {
+      operators::geobodies_blocked(ctx, in, cube_view<std::int32_t>(labels.data(), s), {2, 3, 4}, {threshold});
+    });
+    const auto meta_blocked = events_of<meta_context>([&](auto& ctx) {
+      operators::geobodies_blocked(ctx, cube_view<const float>(nullptr, s), cube_view<std::int32_t>(nullptr, s),
+                                   {2, 3, 4}, {threshold});
+    });
+    check_real_against_plan(real_blocked, meta_blocked);
+  }
+}
+
+TEST_CASE("geobodies rejects labels of another shape and empty blocks") {
+  recorder rec;
+  event_bus bus(rec);
+  meta_context ctx(bus);
+  const cube_view<const float> in(nullptr, {2, 2, 2});
+  CHECK_THROWS_AS(operators::geobodies(ctx, in, cube_view<std::int32_t>(nullptr, {2, 2, 3})), invalid_input);
+  CHECK_THROWS_AS(operators::geobodies_blocked(ctx, in, cube_view<std::int32_t>(nullptr, {2, 2, 2}), {0, 1, 1}),
+                  invalid_input);
+}
+
+TEST_CASE("a trace keeps the bound flag in an optional last column") {
+  const shape3 s{2, 3, 8};
+  const auto meta = events_of<meta_context>([&](auto& ctx) {
+    operators::geobodies_blocked(ctx, cube_view<const float>(nullptr, s), cube_view<std::int32_t>(nullptr, s),
+                                 {1, 2, 5});
+  });
+  std::ostringstream out;
+  sim::write_trace_csv(out, meta);
+  CHECK(out.str().rfind("action,id,bytes,device,node,role,bound\n", 0) == 0);
+  std::istringstream in(out.str());
+  CHECK(sim::read_trace_csv(in) == meta);
+
+  SECTION("a trace without bounds keeps six columns") {
+    const auto real = events_of<host_context>([&](auto& ctx) { ctx.template allocate<float>(3, buffer_role::input); });
+    std::ostringstream six;
+    sim::write_trace_csv(six, real);
+    CHECK(six.str() == "action,id,bytes,device,node,role\nalloc,1,12,host,0,input\nfree,1,12,host,0,input\n");
+  }
+  SECTION("the column reads 0, 1 or nothing; a free takes its alloc's") {
+    auto read = [](const std::string& text) {
+      std::istringstream t(text);
+      return sim::read_trace_csv(t, "t.csv");
+    };
+    const std::string h = "action,id,bytes,device,node,role,bound\n";
+    const auto e = read(h + "alloc,1,8,host,0,output,1\nalloc,2,8,host,0,output,\nfree,1\nfree,2,8,host,0,output,0\n");
+    CHECK(e[0].bound);
+    CHECK_FALSE(e[1].bound);
+    CHECK(e[2].bound);
+    CHECK_THROWS_WITH(read(h + "alloc,1,8,host,0,output,yes\n"),
+                      Catch::Contains("t.csv:2: bound 'yes'; expected 0 or 1"));
+    CHECK_THROWS_WITH(read(h + "alloc,1,8,host,0,output,1\nfree,1,8,host,0,output,0\n"),
+                      Catch::Contains("t.csv:3: free of buffer 1 with bound 0, but it was allocated with bound 1"));
+    CHECK_THROWS_WITH(read(h + "alloc,1,8,host,0,output,1,x\n"), Catch::Contains("expected 2 to 7"));
+  }
+}
