@@ -33,6 +33,11 @@ inline void add_dataset_command(CLI::App& app) {
                           "; task chunk: exact and host_pages; task pack: default exact and the three GPU pools)")
           ->delimiter(',')
           ->capture_default_str();
+  cmd->add_option("--exec", o.execs,
+                  "task peak: execution models the rows draw from: dwsr, dask (T block tasks at once), "
+                  "dask_unfused (one task per node and block)")
+      ->delimiter(',')
+      ->capture_default_str();
   cmd->add_option("--graphs", o.random_graphs, "random graphs of 2 to 4 nodes in the pool, beside every operator alone")
       ->capture_default_str();
   cmd->add_option("--profile", profile, "time profile from `dwsr calibrate`: adds the predicted makespan as a label");

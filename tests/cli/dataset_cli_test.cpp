@@ -71,6 +71,28 @@ TEST_CASE("dwsr dataset writes the same bytes for the same seed, and plan agrees
   }
 }
 
+TEST_CASE("dwsr dataset's Dask-style rows are what dwsr plan --exec dask prints") {
+  temp_dir dir;
+  const auto a = dir / "dask";
+  REQUIRE(run_dwsr("dataset --rows 8 --graphs 4 --seed 5 -a exact --exec dask_unfused -o " + a.string()).status == 0);
+  const auto doc = nlohmann::json::parse(std::ifstream(a / "columns.json"));
+  std::map<std::string, std::size_t> fcol;
+  for (std::size_t k = 0; k < doc["features"].size(); ++k) fcol[doc["features"][k]["name"]] = k;
+  const auto x = matrix<float>(a / "features.npy");
+  const auto y = matrix<double>(a / "labels.npy");
+  const auto graphs = matrix<std::int64_t>(a / "graphs.npy");
+  auto f = [&](const char* name) { return std::to_string(std::uint64_t(x[fcol.at(name)])); };
+  std::ofstream(dir / "g.json") << doc["graphs"][std::size_t(graphs[0])].dump();
+  const auto p =
+      run_dwsr("plan " + (dir / "g.json").string() + " -s " + f("inlines") + "x" + f("crosslines") + "x" +
+               f("samples") + " -c " + f("chunk_inlines") + "x" + f("chunk_crosslines") + "x" + f("chunk_samples") +
+               " -w " + f("workers") + " -t " + f("threads") + " --exec dask --tasks unfused --json");
+  REQUIRE(p.status == 0);
+  const auto j = nlohmann::json::parse(p.out)["dask"];
+  CHECK(j["schedule_peak_bytes"].get<double>() == y[0]);  // peak_requested
+  CHECK(j["bound_bytes"].get<double>() == y[1]);          // peak_bound
+}
+
 TEST_CASE("dwsr dataset refuses bad options in one line and writes nothing") {
   temp_dir dir;
   const auto out = dir / "set";

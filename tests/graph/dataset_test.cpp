@@ -118,6 +118,42 @@ TEST_CASE("peak labels are the plan's figures for the configuration the features
   CHECK(oom > 0);  // budgets are drawn so that both outcomes occur
 }
 
+TEST_CASE("Dask-style rows are labelled by the Dask model's schedule and bound") {
+  dataset_options o;
+  o.rows = 96;
+  o.random_graphs = 16;
+  o.seed = 13;
+  o.allocators = {"exact", "host_pages"};
+  o.execs = {"dwsr", "dask", "dask_unfused"};
+  const auto d = make_dataset(operators::catalogue(), o);
+  const auto nf = d.features.size();
+  std::size_t seen[3]{};
+  for (std::uint64_t row = 0; row < d.rows(); ++row) {
+    auto f = [&](const char* name) { return d.x[row * nf + col(d.features, name)]; };
+    const auto c = config_of(d, row);
+    const chunked_schedule s(c.g, c.e.cube, {c.e.chunk, c.e.workers, c.e.threads});
+    INFO("row " << row);
+    if (f("exec_dask") == 0) {
+      ++seen[0];
+      CHECK(label(d, row, "peak_bound") == label(d, row, "peak_requested"));
+      continue;
+    }
+    const auto split = f("dask_unfused") == 1 ? dask_split::unfused : dask_split::fused;
+    ++seen[split == dask_split::fused ? 1 : 2];
+    const auto p = plan_dask(s, {.split = split});
+    CHECK(c.e.allocator == "exact");
+    CHECK(label(d, row, "peak_requested") == double(p.schedule_peak()));
+    CHECK(label(d, row, "peak_bound") == double(p.bound()));
+    CHECK(std::isnan(label(d, row, "peak_reserved_host_pages")));
+    CHECK(label(d, row, "oom") == double(p.schedule_peak() > c.e.budget));
+  }
+  for (auto n : seen) CHECK(n > 0);
+  o.task = dataset_task::chunk;
+  CHECK_THROWS_WITH(make_dataset(operators::catalogue(), o), Catch::Contains("expected task peak"));
+  o.execs = {"spark"};
+  CHECK_THROWS_WITH(make_dataset(operators::catalogue(), o), Catch::Contains("expected dwsr, dask or dask_unfused"));
+}
+
 TEST_CASE("chunk labels are the advisor's answer for the row's budget") {
   dataset_options o;
   o.task = dataset_task::chunk;

@@ -53,9 +53,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dwsr/core/quote.hpp"
 #include "dwsr/core/random.hpp"
 #include "dwsr/graph/advisor.hpp"
 #include "dwsr/graph/colocated_job.hpp"
+#include "dwsr/graph/dask_model.hpp"
 #include "dwsr/graph/features.hpp"
 #include "dwsr/graph/graph_json.hpp"
 #include "dwsr/graph/model_plan.hpp"
@@ -93,11 +95,24 @@ struct dataset_options {
   /// host_pages only (the caching models replay every candidate's events).
   std::vector<std::string> allocators = {"exact",     "host_pages", "host_malloc", "torch_cuda_caching",
                                          "cupy_pool", "rmm_pool"};
+  /// Execution models task peak's rows draw from: "dwsr" (one block at a
+  /// time, T threads inside), "dask" (T single-threaded block tasks at once,
+  /// graph/dask_model.hpp) and "dask_unfused" (one task per node and block).
+  std::vector<std::string> execs = {"dwsr"};
   std::size_t random_graphs = 256;  ///< multi-node graphs in the pool
   std::size_t rows_per_group = 8;
   const sim::time_profile* profile = nullptr;  ///< when set, makespan labels (and advice for time)
   std::size_t cores = 0;                       ///< cores of the predicted machine (0: the profile's)
 };
+
+/// The execution model named `s` (see dataset_options::execs): none for
+/// dwsr's own, else the Dask task split. Throws invalid_input for another name.
+inline std::optional<dask_split> execution_named(std::string_view s) {
+  if (s == "dwsr") return std::nullopt;
+  if (s == "dask") return dask_split::fused;
+  if (s == "dask_unfused") return dask_split::unfused;
+  throw invalid_input("execution model " + quote(s) + ": expected dwsr, dask or dask_unfused");
+}
 
 /// Most blocks of a drawn chunking (bounds the caching models' replays).
 inline constexpr std::uint64_t dataset_max_blocks = 4096;
@@ -207,6 +222,14 @@ inline dataset make_dataset(const registry& r, const dataset_options& o,
                           "replays every event of every chunking the advisor tries)");
   }
 
+  if (o.execs.empty()) throw invalid_input("no execution model; expected at least one, e.g. dwsr");
+  std::vector<std::optional<dask_split>> execs;
+  for (const auto& x : o.execs) execs.push_back(execution_named(x));
+  const bool dask = std::any_of(execs.begin(), execs.end(), [](const auto& x) { return x.has_value(); });
+  if (dask && o.task != dataset_task::peak)
+    throw invalid_input("Dask-style execution for task " + std::string(name_of(o.task)) +
+                        ": expected task peak (the advisor and the device model plan dwsr's execution)");
+
   dataset d;
   d.task = o.task;
   d.options = o;
@@ -304,7 +327,11 @@ inline dataset make_dataset(const registry& r, const dataset_options& o,
   // in the order given; per_class: exact, then the models planned by class.
   std::vector<std::string> reserved, per_class{std::string(sim::exact_model::name)};
   if (o.task == dataset_task::peak) {
-    label("peak_requested", "bytes", "highest per-worker peak of requested bytes (the exact plan)");
+    label("peak_requested", "bytes",
+          "highest per-worker peak of requested bytes (the exact plan; Dask-style: the model's schedule)");
+    if (dask)
+      label("peak_bound", "bytes",
+            "Dask-style: no task order of the same concurrency exceeds it (dwsr's execution: peak_requested)");
     std::vector<std::string> caching;
     for (const auto& a : o.allocators) {
       const auto m = sim::make_model(a);
@@ -386,14 +413,27 @@ inline dataset make_dataset(const registry& r, const dataset_options& o,
                          gd.threads,
                          o.allocators[rng.next() % o.allocators.size()],
                          detail::draw_budget(rng, gd.cube)};
+      e.dask = execs.size() > 1 ? execs[rng.next() % execs.size()] : execs.front();
       double* y = &d.y[row * nl];
       std::size_t l = 0;
       std::optional<chunked_schedule> s;
-      if (o.task == dataset_task::peak) {
+      if (o.task == dataset_task::peak && e.dask) {
+        // Dask-style rows: requested bytes only (the allocator models replay
+        // one stream per worker, not T interleaved tasks), so exact.
+        e.allocator = sim::exact_model::name;
+        s.emplace(g, e.cube, chunked_options{e.chunk, e.workers, e.threads});
+        const auto p = plan_dask(*s, {.split = *e.dask, .profile = o.profile});
+        y[l++] = double(p.schedule_peak());
+        y[l++] = double(p.bound());
+        for (std::size_t k = 0; k < reserved.size(); ++k) y[l++] = std::nan("");
+        y[l++] = p.schedule_peak() > e.budget;
+        if (o.profile) y[l++] = std::nan("");
+      } else if (o.task == dataset_task::peak) {
         s.emplace(g, e.cube, chunked_options{e.chunk, e.workers, e.threads});
         const auto plan = detail::plan_from_classes(*s, *classes, steps.front());
         std::uint64_t held = plan.peak();
         y[l++] = double(plan.peak());
+        if (dask) y[l++] = double(plan.peak());
         for (std::size_t k = 0; k < reserved.size(); ++k) {
           const auto& a = reserved[k];
           std::uint64_t peak = 0;

@@ -48,6 +48,7 @@ inline nlohmann::json dataset_columns(const dataset& d) {
           {"seed", o.seed},
           {"options",
            {{"allocators", o.allocators},
+            {"execs", o.execs},
             {"random_graphs", o.random_graphs},
             {"rows_per_group", o.rows_per_group},
             {"cores", o.cores}}},

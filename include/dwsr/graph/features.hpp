@@ -12,8 +12,9 @@
 ///   at two threads: allocation events by role, peak and allocated bytes per
 ///   voxel, and the scratch one more thread adds.
 /// - execution_features: the input and the execution: shape, bytes, chunk,
-///   blocks, halo overhead, the largest block, W, T, the allocator (one-hot
-///   over sim::model_catalogue) and the budget. The chunk columns are left out
+///   blocks, halo overhead, the largest block, W, T, the execution model
+///   (dwsr's, or Dask's fused or unfused), the allocator (one-hot over
+///   sim::model_catalogue) and the budget. The chunk columns are left out
 ///   when the chunk is what is to be predicted (dataset task "chunk").
 ///
 /// Every column has a name, a unit and a line of documentation, written to
@@ -21,11 +22,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "dwsr/graph/chunked.hpp"
+#include "dwsr/graph/dask_tasks.hpp"
 #include "dwsr/sim/any_model.hpp"
 
 namespace dwsr {
@@ -166,6 +169,10 @@ struct execution_config {
   std::size_t threads = 1;
   std::string allocator = "exact";
   std::uint64_t budget = 0;  ///< bytes per worker
+  /// How a worker runs its blocks: dwsr's own (one block at a time, T
+  /// threads inside), or Dask-style (T single-threaded tasks at once,
+  /// graph/dask_model.hpp), the graph fused per block or one task per node.
+  std::optional<dask_split> dask;
 };
 
 /// Emits the execution features of `e` (see the file comment); `s` is its
@@ -194,6 +201,10 @@ void execution_features(const execution_config& e, const chunked_schedule* s, Em
   }
   emit("workers", "count", "W, worker processes", double(e.workers));
   emit("threads", "count", "T, threads per worker", double(e.threads));
+  emit("exec_dask", "flag", "1 for Dask-style execution (T single-threaded tasks at once), 0 for dwsr's",
+       double(e.dask.has_value()));
+  emit("dask_unfused", "flag", "1 when Dask runs one task per node and block rather than one per block",
+       double(e.dask == dask_split::unfused));
   static const auto columns = [] {
     std::vector<std::pair<std::string, std::string_view>> out;  // column, model
     for (const auto& [name, doc] : sim::model_catalogue())
