@@ -16,6 +16,7 @@
 
 // Subcommands, one header each.
 #include "calibrate_command.hpp"
+#include "colocate_command.hpp"
 #include "dataset_command.hpp"
 #include "generate_command.hpp"
 #include "ops_command.hpp"
@@ -70,6 +71,7 @@ int main(int argc, char** argv) {
   dwsr::cli::add_replay_command(app);
   dwsr::cli::add_calibrate_command(app);
   dwsr::cli::add_dataset_command(app);
+  dwsr::cli::add_colocate_command(app);
 
   try {
     app.parse(argc, argv);
