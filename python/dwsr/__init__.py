@@ -13,14 +13,14 @@ Run an operator on a cube in memory, or plan its memory without running it::
 Every function has the numbers of the command-line tool's ``--json``.
 """
 
-from ._api import EventLog, Graph, Node, advise, calibrate, graph_info, operators, plan, replay, run
+from ._api import EventLog, Graph, Node, advise, calibrate, dataset, graph_info, operators, plan, replay, run
 from ._core import __version__
 from ._errors import CancelledError, Error, FileError, InvalidInputError, OutOfMemoryError
-from ._types import (Advice, ChunkEvaluation, DeviceReplay, Event, GraphInfo, Halo, ModelReplay, OperatorInfo, Output, Parameter,
+from ._types import (Advice, ChunkEvaluation, Dataset, DeviceReplay, Event, GraphInfo, Halo, ModelReplay, OperatorInfo, Output, Parameter,
                      Plan, Replay, RunResult, WorkerMemory)
 
 __all__ = [
-    "Advice", "CancelledError", "ChunkEvaluation", "DeviceReplay", "Error", "Event", "EventLog", "FileError", "Graph",
+    "Advice", "CancelledError", "ChunkEvaluation", "Dataset", "DeviceReplay", "Error", "Event", "EventLog", "FileError", "Graph",
     "GraphInfo", "Halo", "InvalidInputError", "ModelReplay", "Node", "OperatorInfo", "OutOfMemoryError", "Output", "Parameter", "Plan",
-    "Replay", "RunResult", "WorkerMemory", "__version__", "advise", "calibrate", "graph_info", "operators", "plan", "replay", "run"
+    "Replay", "RunResult", "WorkerMemory", "__version__", "advise", "calibrate", "dataset", "graph_info", "operators", "plan", "replay", "run"
 ]

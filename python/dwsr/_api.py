@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _core
 from ._errors import InvalidInputError
-from ._types import Advice, Event, GraphInfo, OperatorInfo, Plan, Replay, RunResult, Shape, parse_shape
+from ._types import Advice, Dataset, Event, GraphInfo, OperatorInfo, Plan, Replay, RunResult, Shape, parse_shape
 
 
 class Node:
@@ -350,3 +350,36 @@ def replay(trace: Union[str, os.PathLike], allocators: Optional[Iterable[str]] =
     doc = _core.replay_json(os.fspath(trace), list(allocators or []), _memory(capacity), gpu, bool(what_if),
                             "" if timeline is None else os.fspath(timeline))
     return Replay.from_dict(json.loads(doc))
+
+
+def dataset(task: str = "peak", rows: int = 10000, seed: int = 0, *, allocators: Optional[Iterable[str]] = None,
+            execs: Optional[Iterable[str]] = None, graphs: int = 256, profile: Union[str, os.PathLike, None] = None,
+            cores: Optional[int] = None, out: Union[str, os.PathLike, None] = None, csv: bool = True) -> Dataset:
+    """Labelled training data for memory estimators, as ``dwsr dataset`` (docs/dataset.md).
+
+    Args:
+        task: ``"peak"`` (the peaks of a given chunking), ``"chunk"`` (the
+            chunk to choose for a budget) or ``"pack"`` (1 to 4 jobs
+            co-located on a GPU or MIG slice).
+        rows: rows to generate.
+        seed: the same options and seed give the same arrays, byte for byte.
+        allocators: allocator models the rows draw from (and, for task peak,
+            one label column each); default: every model (task pack: exact and
+            the three GPU pools).
+        execs: task peak's execution models: ``"dwsr"``, ``"dask"``,
+            ``"dask_unfused"`` (default: dwsr only).
+        graphs: random graphs of 2 to 4 nodes in the pool, beside every
+            operator alone.
+        profile: a time profile (``dwsr.calibrate``): adds the predicted makespan.
+        cores: cores for the makespan (default: the profiled machine's).
+        out: also write the files (features.npy, labels.npy, ...) into this directory.
+        csv: with ``out``, write dataset.csv too.
+
+    Ctrl-C cancels between groups of rows.
+    """
+    if rows < 1:
+        raise _invalid(f"{rows} rows; expected at least 1")
+    r = _core.dataset(str(task), int(rows), int(seed), list(allocators or []), list(execs or []), int(graphs),
+                      _path(profile), _cores(cores), _path(out), bool(csv))
+    columns = json.loads(r["columns"])
+    return Dataset(r["features"], r["labels"], r["splits"], r["graphs"], columns, columns["task"], columns["rows"])

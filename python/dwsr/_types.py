@@ -369,3 +369,45 @@ class RunResult:
             "seconds": self.seconds,
             "outputs": {k: {"dtype": str(v.dtype), "shape": list(v.shape)} for k, v in self.outputs.items()},
         }
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Labelled rows for memory estimators, as ``dwsr dataset`` writes them (docs/dataset.md).
+
+    ``features`` (float32, rows x features), ``labels`` (float64, rows x
+    labels), ``splits`` (uint8, rows x 3: random, family, extrapolation; 1 =
+    test), ``graphs`` (int64: each row's graph, an index into
+    ``columns["graphs"]``; rows x 4 for task pack) and ``columns``, the
+    document of ``columns.json``: every column's name, unit and meaning.
+    """
+
+    features: Any = field(repr=False)
+    labels: Any = field(repr=False)
+    splits: Any = field(repr=False)
+    graphs: Any = field(repr=False)
+    columns: Mapping[str, Any] = field(repr=False)
+    task: str = ""
+    rows: int = 0
+
+    @property
+    def feature_names(self) -> List[str]:
+        """The features' column names, in order."""
+        return [c["name"] for c in self.columns["features"]]
+
+    @property
+    def label_names(self) -> List[str]:
+        """The labels' column names, in order."""
+        return [c["name"] for c in self.columns["labels"]]
+
+    def split(self, name: str = "random") -> Tuple[Any, Any]:
+        """Boolean masks (train, test) of the split ``name``: random, family or extrapolation."""
+        names = list(self.columns["splits"]["columns"])
+        if name not in names:
+            raise ValueError(f"split {name!r}: expected one of {', '.join(names)}")
+        test = self.splits[:, names.index(name)] == 1
+        return ~test, test
+
+    def to_dict(self) -> Dict[str, Any]:
+        """columns.json's document."""
+        return dict(self.columns)

@@ -24,6 +24,7 @@
 #include "dwsr/exec/host_context.hpp"
 #include "dwsr/graph/advisor.hpp"
 #include "dwsr/graph/calibrate.hpp"
+#include "dwsr/graph/dataset_files.hpp"
 #include "dwsr/graph/graph_json.hpp"
 #include "dwsr/graph/in_place.hpp"
 #include "dwsr/memory/fan_out.hpp"
@@ -310,6 +311,52 @@ std::string calibrate_json(bool quick, const std::vector<std::string>& ops, cons
   return doc.dump();
 }
 
+/// A NumPy array copied from `data`, of shape (rows, cols), or (rows,) when cols is 0.
+template <class T>
+py::array_t<T> matrix(const std::vector<T>& data, std::size_t rows, std::size_t cols) {
+  std::vector<py::ssize_t> dims{py::ssize_t(rows)};
+  if (cols) dims.push_back(py::ssize_t(cols));
+  py::array_t<T> out(dims);
+  std::copy(data.begin(), data.end(), out.mutable_data());
+  return out;
+}
+
+/// `dwsr dataset` (graph/dataset.hpp): the matrices and columns.json's
+/// document, and the files written into `out` when it is not empty.
+py::dict dataset(const std::string& task, std::uint64_t rows, std::uint64_t seed,
+                 const std::vector<std::string>& allocators, const std::vector<std::string>& execs,
+                 std::size_t random_graphs, const std::string& profile, std::size_t cores, const std::string& out,
+                 bool csv) {
+  const auto parsed = dwsr::parse_dataset_task(task);
+  if (!parsed) throw dwsr::invalid_input("task " + dwsr::quote(task) + ": expected peak, chunk or pack");
+  dwsr::dataset_options o{.task = *parsed, .rows = rows, .seed = seed};
+  if (!allocators.empty())
+    o.allocators = allocators;
+  else if (o.task == dwsr::dataset_task::pack)
+    o.allocators = {"exact", "torch_cuda_caching", "cupy_pool", "rmm_pool"};
+  if (!execs.empty()) o.execs = execs;
+  o.random_graphs = random_graphs;
+  o.cores = cores;
+  std::optional<dwsr::sim::time_profile> times;
+  if (!profile.empty()) times = dwsr::sim::read_time_profile(profile);
+  o.profile = times ? &*times : nullptr;
+  std::atomic<bool> cancel{false};  // Ctrl-C stops between groups of rows
+  dwsr::dataset d;
+  run_interruptible(cancel, [&] {
+    d = dwsr::make_dataset(dwsr::operators::catalogue(), o, [&](std::uint64_t) {
+      if (cancel) throw dwsr::cancelled("dataset");
+    });
+    if (!out.empty()) dwsr::write_dataset(d, out, csv);
+  });
+  py::dict r;
+  r["features"] = matrix(d.x, d.rows(), d.features.size());
+  r["labels"] = matrix(d.y, d.rows(), d.labels.size());
+  r["splits"] = matrix(d.split, d.rows(), 3);
+  r["graphs"] = matrix(d.graph_of_row, d.rows(), d.graph_slots == 1 ? 0 : d.graph_slots);
+  r["columns"] = dwsr::dataset_columns(d).dump();
+  return r;
+}
+
 /// Raises dwsr's Python exception `name` (dwsr/_errors.py) with `args`.
 template <class... Args>
 void raise(const char* name, Args&&... args) {
@@ -358,6 +405,8 @@ PYBIND11_MODULE(_core, m) {
         py::arg("workers"), py::arg("threads"), py::arg("allocator"), py::arg("objective"), py::arg("profile"),
         py::arg("cores"));
   m.def("calibrate_json", &calibrate_json, py::arg("quick"), py::arg("ops"), py::arg("threads"), py::arg("output"));
+  m.def("dataset", &dataset, py::arg("task"), py::arg("rows"), py::arg("seed"), py::arg("allocators"),
+        py::arg("execs"), py::arg("graphs"), py::arg("profile"), py::arg("cores"), py::arg("out"), py::arg("csv"));
   m.def("replay_json", &replay_json, py::arg("trace"), py::arg("allocators"), py::arg("capacity"), py::arg("gpu"),
         py::arg("what_if"), py::arg("timeline"));
 }
