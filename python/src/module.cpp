@@ -405,8 +405,8 @@ PYBIND11_MODULE(_core, m) {
         py::arg("workers"), py::arg("threads"), py::arg("allocator"), py::arg("objective"), py::arg("profile"),
         py::arg("cores"));
   m.def("calibrate_json", &calibrate_json, py::arg("quick"), py::arg("ops"), py::arg("threads"), py::arg("output"));
-  m.def("dataset", &dataset, py::arg("task"), py::arg("rows"), py::arg("seed"), py::arg("allocators"),
-        py::arg("execs"), py::arg("graphs"), py::arg("profile"), py::arg("cores"), py::arg("out"), py::arg("csv"));
+  m.def("dataset", &dataset, py::arg("task"), py::arg("rows"), py::arg("seed"), py::arg("allocators"), py::arg("execs"),
+        py::arg("graphs"), py::arg("profile"), py::arg("cores"), py::arg("out"), py::arg("csv"));
   m.def("replay_json", &replay_json, py::arg("trace"), py::arg("allocators"), py::arg("capacity"), py::arg("gpu"),
         py::arg("what_if"), py::arg("timeline"));
 }
