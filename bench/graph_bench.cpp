@@ -6,6 +6,7 @@
 //   amplitude change of the smoothed cube) on a 2000x2000x1000 float32 cube
 //   (14.9 GiB), 4 workers x 2 threads, 4 GiB per worker. Nothing is computed
 //   or allocated: the advice must come in under a second.
+// - dataset_peak/...: training data (graph/dataset.hpp) on one thread, rows/s.
 // - chunked/...: run_chunked on a 64x64x512 synthetic cube (the operator
 //   benchmark's) with 1 worker x 1 thread, blocks of EDGE x EDGE x 512 (time
 //   kept whole). Each iteration also runs the same graph as one block, so
@@ -20,6 +21,7 @@
 //   build/bench/graph_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 
 #include <benchmark/benchmark.h>
+#include <tbb/global_control.h>
 
 #include <chrono>
 #include <functional>
@@ -33,6 +35,7 @@
 #include "bench_graphs.hpp"
 #include "dwsr/graph/advisor.hpp"
 #include "dwsr/graph/chunked.hpp"
+#include "dwsr/graph/dataset.hpp"
 #include "dwsr/io/synthetic.hpp"
 #include "dwsr/operators/catalogue.hpp"
 
@@ -96,6 +99,33 @@ void BM_advise_5node(benchmark::State& state, const char* allocator) {
 }
 BENCHMARK_CAPTURE(BM_advise_5node, exact, "exact")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_advise_5node, host_malloc, "host_malloc")->Unit(benchmark::kMillisecond);
+
+// ------------------------------------------------------------- training data
+
+// `dwsr dataset --task peak` on one thread (no file written): labelled rows per
+// second under the allocator models given; items_per_second is rows/s.
+void BM_dataset_peak(benchmark::State& state, std::vector<std::string> allocators) {
+  tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
+  dataset_options o;
+  o.rows = std::uint64_t(state.range(0));
+  o.allocators = std::move(allocators);
+  for (auto _ : state) {
+    const auto d = make_dataset(operators::catalogue(), o);
+    benchmark::DoNotOptimize(d.y.data());
+  }
+  state.SetItemsProcessed(std::int64_t(state.iterations()) * state.range(0));
+}
+BENCHMARK_CAPTURE(BM_dataset_peak, exact, std::vector<std::string>{"exact"})
+    ->Arg(200000)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_dataset_peak, exact_host_pages, std::vector<std::string>{"exact", "host_pages"})
+    ->Arg(200000)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_dataset_peak, every_model,
+                  std::vector<std::string>{"exact", "host_pages", "host_malloc", "torch_cuda_caching", "cupy_pool",
+                                           "rmm_pool"})
+    ->Arg(2000)
+    ->Unit(benchmark::kMillisecond);
 
 // ------------------------------------------------------ chunked vs one block
 
