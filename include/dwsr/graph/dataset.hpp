@@ -7,30 +7,38 @@
 /// What is drawn. A pool of graphs: every single-input operator of the
 /// registry alone, then `random_graphs` graphs of 2 to 4 nodes
 /// (graph/random_graph.hpp). Rows come in groups of `rows_per_group` that
-/// share a graph of the pool, a cube (each extent log-uniform: inline and
-/// crossline in [16, 2048], time in [64, 2048]) and T (1, 2, 4, 8 or 16), and
-/// for the peak task a chunking (the blocks along each axis log-uniform, at
-/// most max_blocks in all, time whole three times in four); each row then
-/// draws W (1 to 64), an allocator among `allocators` and a budget
-/// (the cube's bytes times a factor log-uniform in [1/128, 4], whole MiB). Groups are what make the
-/// peak task fast: a group's rows have the same block shapes, so the meta
-/// execution of each shape runs once per group (graph/chunked.hpp's
-/// plan_by_class), and the rest of a row is arithmetic.
+/// share what is costly to plan:
+/// - tasks peak and chunk: a graph of the pool, a cube (each extent
+///   log-uniform: inline and crossline in [16, 2048], time in [64, 2048]), T
+///   (1, 2, 4, 8 or 16) and, for peak, a chunking (the blocks along each axis
+///   log-uniform, at most dataset_max_blocks in all, time whole three times in
+///   four). Each row then draws W (1 to 64), an allocator among `allocators`,
+///   an execution model among `execs` (peak) and a budget (the cube's bytes
+///   times a factor log-uniform in [1/128, 4], whole MiB). A group's rows have
+///   the same block shapes, so the meta execution of each shape runs once per
+///   group (graph/chunked.hpp's measure_classes) and the rest of a row is
+///   arithmetic: that is what makes task peak fast.
+/// - task pack: 1 to pack_max_jobs jobs (a graph, a cube, at most
+///   pack_max_blocks blocks, T), each one process of a chunked run timed by the
+///   time model (graph/colocated_job.hpp). Each row draws the device (a GPU,
+///   whole or a MIG slice), each job's allocator and its start.
 ///
-/// Labels. Task peak: each worker's highest requested peak (the exact plan),
-/// the reserved peak under each allocator model, whether the row's allocator
-/// exceeds its budget, and, with a time profile, the predicted makespan.
-/// Task chunk: the advisor's chunk for the budget (graph/advisor.hpp: the
-/// fastest that fits with a profile, else the largest; time kept whole), its
-/// blocks, peak and makespan, or fits = 0 when not even one-trace blocks fit.
-/// Every label is what `dwsr plan` / `dwsr advise` print for the same
-/// configuration.
+/// Labels. Task peak: each worker's highest requested peak (the exact plan, or
+/// for Dask-style rows the Dask model's schedule, with its bound), the
+/// reserved peak under each allocator model, whether the row's allocator
+/// exceeds its budget, and, with a time profile, the predicted makespan. Task
+/// chunk: the advisor's chunk for the budget (graph/advisor.hpp: the fastest
+/// that fits with a profile, else the largest; time kept whole), its blocks,
+/// peak and makespan, or fits = 0 when not even one-trace blocks fit. Task
+/// pack: the co-location replay's device peak and its time, the OOMs and the
+/// first job to fail (sim/colocate.hpp). Every label is what `dwsr plan`,
+/// `dwsr advise` or `dwsr colocate` print for the same configuration.
 ///
 /// Splits (1 = test). random: one group in five, so that no group straddles
-/// train and test. family: rows whose graph has a node of one of two operator
-/// families drawn from the seed. extrapolation: rows whose cube is at least
-/// the 80th percentile of the groups' input bytes, so that an estimator
-/// trained on the smaller volumes is tested on the larger ones.
+/// train and test. family: rows with a graph that has a node of one of two
+/// operator families drawn from the seed. extrapolation: rows whose input
+/// bytes are at least the 80th percentile of the groups', so that an
+/// estimator trained on the smaller volumes is tested on the larger ones.
 ///
 /// Same options and seed, same bytes: every group draws from its own stream
 /// (core/random.hpp), whichever thread generates it.
@@ -245,11 +253,9 @@ inline dataset make_dataset(const registry& r, const dataset_options& o,
     for (std::size_t k = 0; k < o.random_graphs; ++k)
       pool.push_back({draw_graphs.draw(rng, 2 + rng.next() % 3), {}, {}});
   }
-  std::vector<column> code_columns;
   for (std::size_t k = 0; k < pool.size(); ++k) {
     feature_vector v;
     code_features(pool[k].g, v);
-    if (k == 0) code_columns = v.columns();
     pool[k].code = v.values();
     for (const auto& n : pool[k].g.nodes()) {
       pool[k].families.insert(r.find(n.spec.op).family);
