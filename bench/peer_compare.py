@@ -725,7 +725,8 @@ def main():
     compared = {name: family for family, ops in FAMILIES.items() for name in ops}
     listing = catalogue(args.dwsr)
     available = [op for op in listing if op[1] in compared and op[2] == 1]
-    skipped = [name for _, name, _ in listing if name not in compared]
+    # dwsr's own interpretation operators (geobodies) have no peer to compare with.
+    skipped = [name for family, name, _ in listing if name not in compared and family != "interpretation"]
     chosen = select(args.ops, available, parser)
 
     work = args.workdir or tempfile.mkdtemp(prefix="peer_compare.")

@@ -92,9 +92,10 @@ inline void add_plan_command(CLI::App& app) {
                 static_cast<unsigned long long>(e.plan.halo[0]), static_cast<unsigned long long>(e.plan.halo[1]),
                 static_cast<unsigned long long>(e.plan.halo[2]), 100 * e.plan.halo_overhead);
     if (dask) return print_dask(j, input_bytes);
-    std::printf("  peak per worker %12s  %5.2f x input  (%llu bytes%s)\n", human_bytes(e.peak).c_str(),
+    std::printf("  peak per worker %12s  %5.2f x input  (%llu bytes%s)%s\n", human_bytes(e.peak).c_str(),
                 double(e.peak) / double(input_bytes), static_cast<unsigned long long>(e.peak),
-                allocator == "exact" ? "" : (", " + allocator + " reserved").c_str());
+                allocator == "exact" ? "" : (", " + allocator + " reserved").c_str(),
+                j["peak_is_bound"].get<bool>() ? " (an upper bound: data-dependent sizes)" : "");
     std::printf("  events          %12llu  (worker 0)\n", static_cast<unsigned long long>(e.plan.workers[0].events));
     if (!opts.memory.empty())
       std::printf("  budget          %12s  %s\n", human_bytes(o.budget).c_str(), fits ? "fits" : "EXCEEDED");

@@ -239,3 +239,49 @@ TEST_CASE("dwsr plan and advise answer for cubes of any size, and bound what gro
   expect_user_error(run_dwsr("advise envelope --shape 20000x20000x8 --memory 1MiB -a torch_cuda_caching"),
                     "replays every event");
 }
+
+TEST_CASE("dwsr run and plan geobodies: int64 labels of the whole cube, and a peak that is a bound") {
+  temp_dir dir;
+  const auto out = (dir / "out").string();
+  const auto r = run_dwsr("run geobodies -p threshold=0.5 --input synthetic:4x5x40:3 --output " + out + " --json -t 2");
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["peak_is_bound"] == true);
+  CHECK(j["measured_peak_bytes"].get<std::uint64_t>() <= j["planned_peak_bytes"].get<std::uint64_t>());
+  CHECK(j["blocks"] == 1);
+  const auto labels = io::load_npy<std::int64_t>(dir / "out" / "geobodies.npy");
+  CHECK(labels.shape == shape3{4, 5, 40});
+  // Labels 0 (background) and 1..N, each body's label first met in C order.
+  std::int64_t next = 1;
+  for (const auto v : labels.data) {
+    CHECK((v >= 0 && v <= next));
+    if (v == next) ++next;
+  }
+  CHECK(next > 2);
+  CHECK(run_dwsr("run geobodies --input synthetic:4x5x40:3 --output " + out).out.find("within the planned bound") !=
+        std::string::npos);
+
+  const auto plan = nlohmann::json::parse(run_dwsr("plan geobodies --shape 4x5x40 --json").out);
+  CHECK(plan["peak_is_bound"] == true);
+  CHECK(nlohmann::json::parse(run_dwsr("plan envelope --shape 4x5x40 --json").out)["peak_is_bound"] == false);
+  CHECK(run_dwsr("plan geobodies --shape 4x5x40").out.find("(an upper bound: data-dependent sizes)") !=
+        std::string::npos);
+  CHECK(run_dwsr("plan envelope --shape 4x5x40").out.find("upper bound") == std::string::npos);
+
+  const auto ops = nlohmann::json::parse(run_dwsr("ops --json").out);
+  bool listed = false;
+  for (const auto& op : ops)
+    if (op["name"] == "geobodies") {
+      listed = true;
+      CHECK(op["family"] == "interpretation");
+      CHECK(op["parameters"][0]["name"] == "threshold");
+      CHECK(op["outputs"][0]["dtype"] == "int64");
+    }
+  CHECK(listed);
+
+  // Its labels are global: a chunk that splits the cube is refused before anything is written.
+  expect_user_error(
+      run_dwsr("run geobodies --input synthetic:4x5x40 --output " + (dir / "chunked").string() + " --chunk 2x5x40"),
+      "geobodies needs the whole cube at once");
+  CHECK_FALSE(std::filesystem::exists(dir / "chunked"));
+}

@@ -26,7 +26,7 @@ TEST_CASE("a context of one header runs the whole catalogue, event for event and
         const auto counted = run_real<counting_context>(*op, input, shape, threads);
         const auto real = run_real(*host_op, input, shape, threads);
         CHECK(counted.events == real.events);
-        CHECK(counted.events == meta_events(*host_op, shape, threads));
+        CHECK(realises(counted.events, meta_events(*host_op, shape, threads)));
         REQUIRE(counted.outputs.size() == real.outputs.size());
         for (std::size_t o = 0; o < real.outputs.size(); ++o) CHECK(counted.outputs[o].bytes == real.outputs[o].bytes);
         ++ran;

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include "dwsr/operators/event_picks.hpp"
 #include "dwsr/operators/geobodies.hpp"
 #include "dwsr/sim/trace_csv.hpp"
+#include "operators/operator_test_support.hpp"
 
 using namespace dwsr;
 using operators::body_stats;
@@ -270,6 +272,25 @@ TEST_CASE("geobodies: the meta execution allocates flagged bounds, the real one 
     });
     check_real_against_plan(real_blocked, meta_blocked);
   }
+}
+
+TEST_CASE("geobodies from the catalogue writes the kernel's labels as int64 and stays within its planned bounds") {
+  const auto op = operators::catalogue().find("geobodies").configure({{"threshold", 0.6}});
+  CHECK(op->outputs().size() == 1);
+  CHECK(op->outputs()[0].type == dtype::int64);
+  CHECK(op->halo().whole_axes() == std::array<bool, 3>{true, true, true});
+  const shape3 s{5, 6, 40};
+  const auto v = random_cube(s, 4);
+  const auto run = test::run_real(*op, v, s, 2);
+  REQUIRE(run.outputs.size() == 1);
+  const auto expected = label(v, s, 0.6f).labels;
+  REQUIRE(run.outputs[0].bytes.size() == expected.size() * sizeof(std::int64_t));
+  const auto* got = run.outputs[0].as<std::int64_t>();
+  CHECK(std::vector<std::int64_t>(got, got + expected.size()) ==
+        std::vector<std::int64_t>(expected.begin(), expected.end()));
+  CHECK(*std::max_element(got, got + expected.size()) > 1);  // several bodies at this threshold
+  // Real events equal the plan's but for the flagged bounds, which they stay within.
+  test::check_plan_matches_run(*op, {s, shape3{1, 1, 1}, shape3{3, 1, 17}, shape3{2, 7, 9}}, true);
 }
 
 TEST_CASE("geobodies rejects labels of another shape and empty blocks") {

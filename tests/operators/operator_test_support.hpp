@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <complex>
@@ -21,6 +22,7 @@
 #include "dwsr/graph/execute.hpp"
 #include "dwsr/io/npy.hpp"
 #include "dwsr/memory/peak_counter.hpp"
+#include "dwsr/memory/realises.hpp"
 #include "dwsr/memory/recorder.hpp"
 #include "dwsr/operators/catalogue.hpp"
 
@@ -270,7 +272,8 @@ inline std::vector<shape3> test_shapes(std::uint64_t seed, int count = 6) {
 }
 
 /// Meta execution emits exactly the real execution's events and plans its
-/// peak, on every shape (input noise(shape, voxels + input_seed)) with 1, 2
+/// peak (but for the events it flags as bounds, event::bound, which the real
+/// ones stay within, and then the peak too), on every shape (input noise(shape, voxels + input_seed)) with 1, 2
 /// and 3 threads; with `thread_invariant`, every output's bytes are also those
 /// of the 1-thread run.
 inline void check_plan_matches_run(const configured_operator& op, const std::vector<shape3>& shapes,
@@ -281,8 +284,12 @@ inline void check_plan_matches_run(const configured_operator& op, const std::vec
     for (std::size_t threads : {1, 2, 3}) {
       INFO(op.name() << " on " << to_string(shape) << " with " << threads << " threads");
       const auto run = run_real(op, input, shape, threads);
-      REQUIRE(run.events == meta_events(op, shape, threads));
-      CHECK(run.peak == plan(op, shape, threads).peak_bytes);
+      const auto planned = meta_events(op, shape, threads);
+      REQUIRE(realises(run.events, planned));
+      if (std::any_of(planned.begin(), planned.end(), [](const event& e) { return e.bound; }))
+        CHECK(run.peak <= plan(op, shape, threads).peak_bytes);
+      else
+        CHECK(run.peak == plan(op, shape, threads).peak_bytes);
       if (!thread_invariant) continue;
       if (threads == 1) first = run.outputs;
       for (std::size_t k = 0; k < first.size(); ++k) CHECK(run.outputs[k].bytes == first[k].bytes);

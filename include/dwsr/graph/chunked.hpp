@@ -216,6 +216,26 @@ inline chunked_plan plan_chunked(const graph& g, shape3 cube, const chunked_opti
   return plan_chunked(chunked_schedule(g, cube, o));
 }
 
+/// Whether the plan of `s` is an upper bound rather than exact: its meta
+/// execution allocates some buffer whose size depends on the data (an event
+/// flagged event::bound, e.g. by geobodies). A real run's peak is then at most
+/// the plan's. Runs one block of each phase.
+inline bool plan_is_bound(const chunked_schedule& s) {
+  struct any_bound {
+    bool seen = false;
+    void on_event(const event& e) noexcept { seen = seen || e.bound; }
+  } sink;
+  const auto reductions = detail::run_phase_reductions(s);
+  for (const auto& ph : s.phases()) {
+    event_bus bus(sink);
+    meta_context ctx(bus, {.threads = s.options().threads});
+    reduction acc;
+    run_step(
+        ctx, s, ph, s.blocks().at(0), reductions, &acc, nullptr, [](float*) {}, nullptr);
+  }
+  return sink.seen;
+}
+
 /// Emits worker w's whole event stream of the schedule into `sink` without
 /// computing (what plan_chunked summarises): every block of the worker, so
 /// the cost grows with its blocks.

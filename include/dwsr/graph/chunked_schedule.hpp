@@ -101,11 +101,17 @@ class chunked_schedule {
     const auto whole = g.whole_axes();
     for (int a = 0; a < 3; ++a) {
       if (!whole[a] || chunk[a] >= cube[a]) continue;
-      std::string who;
-      for (const auto& n : g.nodes())
-        if (n.op->halo().whole_axes()[a]) who += (who.empty() ? "" : ", ") + n.spec.op;
-      throw invalid_input("chunk " + to_string(chunk) + " splits the " + axis_name[a] + " axis, but " + who + " " +
-                          reads[a] + "; use a chunk " + axis_name[a] + " extent of " + std::to_string(cube[a]));
+      std::string who, global;  // operators that read the axis whole; those whose result is global
+      for (const auto& n : g.nodes()) {
+        const auto h = n.op->halo();
+        if (!h.whole_axes()[a]) continue;
+        auto& list = h.whole_cube ? global : who;
+        list += (list.empty() ? "" : ", ") + n.spec.op;
+      }
+      const std::string why =
+          who.empty() ? global + " needs the whole cube at once (its result is global)" : who + " " + reads[a];
+      throw invalid_input("chunk " + to_string(chunk) + " splits the " + axis_name[a] + " axis, but " + why +
+                          "; use a chunk " + axis_name[a] + " extent of " + std::to_string(cube[a]));
     }
     return chunking(cube, chunk, g.input_halo());
   }

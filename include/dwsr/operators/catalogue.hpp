@@ -1,5 +1,6 @@
 #pragma once
-/// \file The whole operator catalogue, by family, in the reference manifest's order.
+/// \file The whole operator catalogue, by family, in the reference manifest's order,
+/// then dwsr's own (interpretation).
 
 #include "dwsr/exec/contexts.hpp"
 #include "dwsr/operators/combination.hpp"
@@ -7,6 +8,7 @@
 #include "dwsr/operators/dip_azimuth.hpp"
 #include "dwsr/operators/edge_detection.hpp"
 #include "dwsr/operators/frequency.hpp"
+#include "dwsr/operators/interpretation.hpp"
 #include "dwsr/operators/noise_reduction.hpp"
 #include "dwsr/operators/signal.hpp"
 #include "dwsr/operators/texture.hpp"
@@ -36,7 +38,8 @@
     X(operators::glcm_energy) X(operators::glcm_homogeneity) X(operators::glcm_correlation) \
     X(operators::glcm_mean) X(operators::glcm_variance) X(operators::glcm_std) X(operators::glcm_entropy) \
     X(operators::lbp2d) X(operators::lbp3d) \
-  /* combination */ X(operators::sweetness_from) X(operators::dominant_frequency_from)
+  /* combination */ X(operators::sweetness_from) X(operators::dominant_frequency_from) \
+  /* interpretation (not in the reference) */ X(operators::geobody_labels)
 // clang-format on
 
 namespace dwsr {

@@ -1,6 +1,6 @@
 #pragma once
 /// \file Geobodies: the connected bodies of voxels above a threshold, as an
-/// int32 label cube and a table of per-body statistics.
+/// int32 (or int64) label cube and a table of per-body statistics.
 ///
 /// A voxel is in a body when its value is strictly above the threshold (NaN
 /// never is). Two such voxels are connected when they share a face
@@ -35,6 +35,7 @@
 
 #include <algorithm>
 #include <array>
+#include <concepts>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -59,6 +60,11 @@ struct body_stats {
   /// Mean of the attribute over the body.
   double mean() const noexcept { return sum / static_cast<double>(voxels); }
 };
+
+/// The element types of a label cube: int32, as the labels are counted, or
+/// int64, the integer type of dwsr's cubes (the geobodies operator's output).
+template <class L>
+concept LabelType = std::same_as<L, std::int32_t> || std::same_as<L, std::int64_t>;
 
 /// Settings of geobodies.
 struct geobodies_options {
@@ -104,8 +110,8 @@ inline void check_indices(shape3 s) {
 /// Labels the box [origin, origin + extent) of `in` on its own: writes local
 /// labels 1..n (canonical within the box) into the same box of `labels` and
 /// returns the n bodies' statistics (role `role`), in whole-cube indices.
-template <class Ctx>
-buffer<body_stats, Ctx> label_box(Ctx& ctx, cube_view<const float> in, cube_view<std::int32_t> labels, float threshold,
+template <class Ctx, class Label>
+buffer<body_stats, Ctx> label_box(Ctx& ctx, cube_view<const float> in, cube_view<Label> labels, float threshold,
                                   std::array<std::uint64_t, 3> origin, shape3 extent, buffer_role role) {
   const std::uint64_t traces = extent.traces();
   auto trace_at = [&](std::uint64_t q) {  // the region's trace q, as a span of the region's samples
@@ -184,7 +190,7 @@ buffer<body_stats, Ctx> label_box(Ctx& ctx, cube_view<const float> in, cube_view
       for (auto q = lo; q < hi; ++q) {
         auto* out = &labels(origin[0] + q / extent.crosslines, origin[1] + q % extent.crosslines, origin[2]);
         std::fill(out, out + extent.samples, 0);
-        for (auto k = off[q]; k < off[q + 1]; ++k) std::fill(out + r[k].start, out + r[k].end, std::int32_t(p[k]));
+        for (auto k = off[q]; k < off[q + 1]; ++k) std::fill(out + r[k].start, out + r[k].end, Label(p[k]));
       }
     });
     ctx.compute([&] {
@@ -220,8 +226,8 @@ buffer<body_stats, Ctx> label_box(Ctx& ctx, cube_view<const float> in, cube_view
 /// both are shapes only) and returns their statistics, row i for label i + 1,
 /// in a buffer of ctx with role `role`. Temporaries: 8 bytes per trace, and
 /// 12 bytes per run of body voxels along a trace.
-template <ExecutionContext Ctx>
-buffer<body_stats, Ctx> geobodies(Ctx& ctx, cube_view<const float> in, cube_view<std::int32_t> labels,
+template <ExecutionContext Ctx, LabelType Label>
+buffer<body_stats, Ctx> geobodies(Ctx& ctx, cube_view<const float> in, cube_view<Label> labels,
                                   const geobodies_options& options = {}, buffer_role role = buffer_role::output) {
   detail::check_indices(in.shape());
   if (labels.shape() != in.shape())
@@ -237,9 +243,9 @@ buffer<body_stats, Ctx> geobodies(Ctx& ctx, cube_view<const float> in, cube_view
 /// tables (temporaries) then live until the merge, which adds a union-find
 /// over all of the blocks' bodies (4 + 8 bytes each) and the sorted roots (4
 /// bytes per body).
-template <ExecutionContext Ctx>
-buffer<body_stats, Ctx> geobodies_blocked(Ctx& ctx, cube_view<const float> in, cube_view<std::int32_t> labels,
-                                          shape3 block, const geobodies_options& options = {},
+template <ExecutionContext Ctx, LabelType Label>
+buffer<body_stats, Ctx> geobodies_blocked(Ctx& ctx, cube_view<const float> in, cube_view<Label> labels, shape3 block,
+                                          const geobodies_options& options = {},
                                           buffer_role role = buffer_role::output) {
   const shape3 s = in.shape();
   detail::check_indices(s);
@@ -303,8 +309,8 @@ buffer<body_stats, Ctx> geobodies_blocked(Ctx& ctx, cube_view<const float> in, c
           for (auto i = lo[0]; i < hi[0]; ++i)
             for (auto j = lo[1]; j < hi[1]; ++j)
               for (auto t = lo[2]; t < hi[2]; ++t) {
-                const std::int32_t x = labels(i, j, t);
-                const std::int32_t y = labels(i + (axis == 0), j + (axis == 1), t + (axis == 2));
+                const auto x = static_cast<std::uint64_t>(labels(i, j, t));
+                const auto y = static_cast<std::uint64_t>(labels(i + (axis == 0), j + (axis == 1), t + (axis == 2)));
                 if (x && y)
                   detail::join(p, static_cast<std::uint32_t>(base[b] + x - 1),
                                static_cast<std::uint32_t>(base[next] + y - 1));
@@ -360,7 +366,7 @@ buffer<body_stats, Ctx> geobodies_blocked(Ctx& ctx, cube_view<const float> in, c
         for (auto q = lo; q < hi; ++q) {
           auto* out = &labels(c[0] + q / e.crosslines, c[1] + q % e.crosslines, c[2]);
           for (std::uint64_t t = 0; t < e.samples; ++t)
-            if (out[t]) out[t] = static_cast<std::int32_t>(key[p[base[b] + std::uint64_t(out[t]) - 1]]);
+            if (out[t]) out[t] = static_cast<Label>(key[p[base[b] + std::uint64_t(out[t]) - 1]]);
         }
       });
     }

@@ -24,6 +24,10 @@ struct halo {
   /// there would see the wrong neighbours.
   bool whole_inlines = false;
   bool whole_crosslines = false;
+  /// The result depends on the whole cube, not on a window (geobodies' labels
+  /// of bodies that may cross any face). Set with every whole_* flag; it only
+  /// says why no axis may be split.
+  bool whole_cube = false;
 
   /// Axes that must not be split, as (inline, crossline, time).
   std::array<bool, 3> whole_axes() const { return {whole_inlines, whole_crosslines, whole_traces}; }

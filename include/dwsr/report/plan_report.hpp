@@ -112,6 +112,9 @@ inline nlohmann::json plan_report(const graph& g, const plan_request& r, chunk_e
   j["events"] = e.plan.workers.at(0).events;
   j["seconds"] = seconds;
   if (r.has_budget()) j["fits"] = e.peak <= o.budget, j["budget_bytes"] = o.budget;
+  // Data-dependent operators (geobodies) plan with bounds: the peak is then
+  // an upper bound of the run's, not its value.
+  j["peak_is_bound"] = plan_is_bound(chunked_schedule(g, r.cube, o));
   if (r.dask) {
     // The time figures above are of dwsr's execution; the profile times the tasks here.
     for (const auto* key : {"predicted_seconds", "idle_workers", "worker_seconds"}) j.erase(key);
