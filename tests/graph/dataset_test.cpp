@@ -251,6 +251,8 @@ TEST_CASE("code features read the operators' declarations and a canonical meta e
   CHECK(gst.at("fft_nodes") == 0);
   CHECK(gst.at("halo_inline") > 0);
   CHECK(gst.at("whole_time") == 0);
+  CHECK(env.at("allocs_bound") == 0);
+  CHECK(features(graph::single(operators::catalogue(), "geobodies")).at("allocs_bound") > 0);
   const auto agc = features(graph::single(operators::catalogue(), "trace_agc"));
   CHECK(agc.at("reduction_passes") == 1);
 

@@ -75,6 +75,7 @@ namespace detail {
 /// Counts a stream's allocations by role, its allocated bytes and its peak.
 struct role_counter {
   std::uint64_t allocs[4]{};
+  std::uint64_t bound = 0;  // allocations whose size is a bound (data-dependent)
   std::uint64_t allocated = 0, live = 0, peak = 0;
   void on_event(const event& e) {
     if (e.act == action::free) {
@@ -82,6 +83,7 @@ struct role_counter {
       return;
     }
     ++allocs[static_cast<std::size_t>(e.role)];
+    bound += e.bound;
     allocated += e.bytes;
     peak = std::max(peak, live += e.bytes);
   }
@@ -153,6 +155,10 @@ void code_features(const graph& g, Emit&& emit) {
   static constexpr const char* role_name[4] = {"allocs_input", "allocs_output", "allocs_temporary", "allocs_workspace"};
   for (std::size_t r = 0; r < 4; ++r)
     emit(role_name[r], "count", "allocations of the role on the canonical cube, one thread", double(one.allocs[r]));
+  emit("allocs_bound", "count",
+       "allocations on the canonical cube whose size is an upper bound (data-dependent operators); the peak is "
+       "then a bound too",
+       double(one.bound));
   emit("peak_bytes_per_voxel", "bytes/voxel", "peak requested bytes per voxel on the canonical cube, one thread",
        double(one.peak) / voxels);
   emit("allocated_bytes_per_voxel", "bytes/voxel", "bytes allocated per voxel on the canonical cube, one thread",
