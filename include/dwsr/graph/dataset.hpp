@@ -401,14 +401,8 @@ inline dataset make_dataset(const registry& r, const dataset_options& o,
       const auto reductions = detail::run_phase_reductions(*base);
       for (const auto& m : per_class)
         steps.push_back(detail::measure_classes(*base, *classes, [&](const schedule_phase& ph, const block& b) {
-          if (m == sim::exact_model::name) return detail::meta_step(*base, reductions, ph, b);
-          auto model = sim::make_model(m);
-          event_bus bus(model);
-          meta_context ctx(bus, {.threads = gd.threads});
-          reduction acc;
-          run_step(
-              ctx, *base, ph, b, reductions, &acc, nullptr, [](float*) {}, nullptr);
-          return std::pair{model.stats().peak_reserved, bus.events()};
+          return m == sim::exact_model::name ? detail::meta_step(*base, reductions, ph, b)
+                                             : detail::model_step(*base, reductions, ph, b, m);
         }));
     }
     feature_vector v = feature_vector::values_only();

@@ -43,6 +43,25 @@ inline bool holds_nothing_between_blocks(const sim::any_model& m) {
   return m.model_name() == sim::exact_model::name || m.model_name() == sim::host_pages_model::name;
 }
 
+namespace detail {
+
+/// One step measured in a meta execution through a fresh model built from
+/// `spec`: its peak reserved bytes and its events (meta_step's counterpart
+/// for the models that hold nothing between blocks).
+inline std::pair<std::uint64_t, std::uint64_t> model_step(const chunked_schedule& s, const node_reductions& reductions,
+                                                          const schedule_phase& ph, const block& b,
+                                                          const std::string& spec) {
+  auto model = sim::make_model(spec);
+  event_bus bus(model);
+  meta_context ctx(bus, {.threads = s.options().threads});
+  reduction acc;
+  run_step(
+      ctx, s, ph, b, reductions, &acc, nullptr, [](float*) {}, nullptr);
+  return {model.stats().peak_reserved, bus.events()};
+}
+
+}  // namespace detail
+
 /// Each worker's peak reserved bytes under the model `spec` (see the file
 /// comment); `plan` is plan_chunked(s). Throws invalid_input for an unknown
 /// model, or for a caching model whose replay would exceed what is left of
@@ -52,15 +71,8 @@ inline std::vector<std::uint64_t> model_peaks(const chunked_schedule& s, const c
   std::vector<std::uint64_t> peaks(s.workers());
   if (holds_nothing_between_blocks(sim::make_model(spec))) {
     const auto reductions = detail::run_phase_reductions(s);
-    const auto by_class = detail::plan_by_class(s, [&](const schedule_phase& ph, const block& b) {
-      auto model = sim::make_model(spec);
-      event_bus bus(model);
-      meta_context ctx(bus, {.threads = s.options().threads});
-      reduction acc;
-      run_step(
-          ctx, s, ph, b, reductions, &acc, nullptr, [](float*) {}, nullptr);
-      return std::pair{model.stats().peak_reserved, bus.events()};
-    });
+    const auto by_class = detail::plan_by_class(
+        s, [&](const schedule_phase& ph, const block& b) { return detail::model_step(s, reductions, ph, b, spec); });
     for (std::size_t w = 0; w < s.workers(); ++w) peaks[w] = by_class.workers[w].peak;
     return peaks;
   }

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "dwsr/graph/block_classes.hpp"
@@ -81,22 +82,23 @@ inline time_prediction predict_time(const chunked_schedule& s, const sim::time_p
   t.idle_workers = s.workers() - busy;
   t.contention = std::max(1.0, double(busy * threads) / double(cores));
 
+  std::vector<std::uint64_t> before, upto;  // per class: blocks below a worker's range, reused
   for (const auto& ph : s.phases()) {
     const auto needed = phase_nodes(g, ph);
     std::vector<double> seconds(ks.size());
     for (std::size_t k = 0; k < ks.size(); ++k)
       seconds[k] = block_seconds(p, costs, needed, ks[k].extended.voxels(), threads) * t.contention;
     double slowest = 0;
-    auto before = classes.counts_below(0);
+    classes.counts_below(0, before);
     for (std::size_t w = 0; w < s.workers(); ++w) {
       const auto [first, last] = s.range_of(w);
       if (first == last) break;
-      auto upto = classes.counts_below(last);
+      classes.counts_below(last, upto);
       double sec = 0;
       for (std::size_t k = 0; k < ks.size(); ++k) sec += double(upto[k] - before[k]) * seconds[k];
       t.worker_seconds[w] += sec;
       slowest = std::max(slowest, sec);
-      before = std::move(upto);
+      std::swap(before, upto);
     }
     t.makespan += slowest;
   }
