@@ -41,6 +41,9 @@ static_assert(!WindowedReducingOperator<operators::histogram_equalization>);
 static_assert(MultiInputOperator<operators::sweetness_from>);
 static_assert(!MultiInputOperator<operators::envelope>);
 static_assert(arity_of<operators::sweetness_from>() == 2 && arity_of<operators::envelope>() == 1);
+static_assert(TableOperator<operators::event_picks_table> && TableOperator<operators::geobody_labels>);
+static_assert(Operator<operators::event_picks_table> && !CubeOperator<operators::event_picks_table>);
+static_assert(!TableOperator<operators::envelope>);
 
 // The parts of the operator protocol, put together below with one part left out at a time.
 struct named {

@@ -152,13 +152,16 @@ struct prediction_options {
 /// A graph output's file: <output name>.npy (for one operator, the reference's names).
 inline std::string output_file_name(const dwsr::graph& g, const cube_ref& r) { return g.output_name(r) + ".npy"; }
 
-/// The files of a graph's outputs in `dir`: every one a plain file name inside
-/// `dir` (node names are checked when the graph is built; this is the last
-/// guard before anything is written), no two the same.
+/// The files of a graph's outputs in `dir`, then those of its tables
+/// (<node>_<suffix>.npy): every one a plain file name inside `dir` (node names
+/// are checked when the graph is built; this is the last guard before
+/// anything is written), no two the same.
 inline std::vector<std::filesystem::path> output_paths(const dwsr::graph& g, const std::filesystem::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& r : g.outputs()) names.push_back(output_file_name(g, r));
+  for (const auto& t : g.tables()) names.push_back(g.table_name(t) + ".npy");
   std::vector<std::filesystem::path> paths;
-  for (const auto& r : g.outputs()) {
-    const auto name = output_file_name(g, r);
+  for (const auto& name : names) {
     const std::filesystem::path file(name);
     if (file.has_parent_path() || file.filename() != file || name.front() == '.')
       throw invalid_input("output " + quote(name) +

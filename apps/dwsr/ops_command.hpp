@@ -32,6 +32,7 @@ inline void add_ops_command(CLI::App& app) {
       std::string outs;
       for (const auto& o : d["outputs"])
         outs += (outs.empty() ? "" : " ") + o["name"].get<std::string>() + ":" + o["dtype"].get<std::string>();
+      for (const auto& t : d["tables"]) outs += (outs.empty() ? "" : " ") + t["name"].get<std::string>() + ":table";
       std::printf("  %-28s halo %-16s %s\n", d["name"].get<std::string>().c_str(), halo.c_str(), outs.c_str());
       std::printf("  %-28s %s%s%s\n", "", d["summary"].get<std::string>().c_str(), params.empty() ? "" : "; ",
                   params.c_str());

@@ -26,6 +26,8 @@ inline void print_dask(const nlohmann::json& j, std::uint64_t input_bytes) {
   row("schedule peak", "schedule_peak_bytes", "the model's order");
   row("upper bound", "bound_bytes", "any order, at most T blocks open");
   row("floor", "floor_bytes", "every order");
+  if (j["peak_is_bound"].get<bool>())
+    std::printf("  (sizes that depend on the data are planned at their bounds: each figure is an upper bound)\n");
   if (d.contains("limit_bytes"))
     std::printf(
         "  limit           %12s  schedule peak %.0f%% (%s), bound %.0f%% (%s); spill 60%%, pause 80%%, "
@@ -173,6 +175,8 @@ inline void add_advise_command(CLI::App& app) {
                 to_string(a.dask_chunk).c_str(), a.dask.plan.chunk == a.dask_chunk ? "" : ", time kept whole",
                 static_cast<unsigned long long>(a.dask.plan.blocks), human_bytes(a.dask.peak).c_str(),
                 a.dask.peak <= o.budget ? "fits" : "EXCEEDS the budget", timed(a.dask).c_str());
+    if (a.peak_is_bound)  // data-dependent operators plan bounds: the advice is safe, not exact
+      std::printf("  (sizes that depend on the data are planned at their bounds: the peaks are upper bounds)\n");
     std::printf("  searched %llu chunkings in %.3f s\n", static_cast<unsigned long long>(a.candidates), a.seconds);
   });
 }

@@ -75,11 +75,16 @@ inline void add_run_command(CLI::App& app) {
     report_stale(output, remove_stale_partials(output));
     for (const auto& t : traces) remove_stale_partials_of(t);
     std::vector<npy_block_sink::file_spec> files;
-    for (std::size_t k = 0; k < paths.size(); ++k) {
+    std::vector<npy_block_sink::table_file_spec> tables;
+    for (std::size_t k = 0; k < g.outputs().size(); ++k) {
       const auto r = g.outputs()[k];
       files.push_back({paths[k], g.nodes()[r.node].outputs[r.output].type});
     }
-    npy_block_sink sink(files, shape);
+    for (std::size_t k = 0; k < g.tables().size(); ++k) {
+      const auto t = g.tables()[k];
+      tables.push_back({paths[files.size() + k], g.nodes()[t.node].tables[t.table]});
+    }
+    npy_block_sink sink(files, shape, tables);
     std::vector<recorder> recorders(traces.size());
     std::vector<event_sink_ref> sinks(recorders.begin(), recorders.end());
     auto m = measure_run(schedule, *in, &sink, sinks);

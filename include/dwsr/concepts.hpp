@@ -6,7 +6,8 @@
 ///
 /// - ExecutionContext: where an operator runs (host_context, meta_context).
 /// - Operator: a seismic operator (dwsr/operators/), with its variants
-///   ReducingOperator, WindowedReducingOperator and MultiInputOperator.
+///   ReducingOperator, WindowedReducingOperator, MultiInputOperator and
+///   TableOperator.
 /// - EventSink: consumes alloc/free events (dwsr/memory/event_sink.hpp).
 /// - AllocatorModel: turns requested bytes into held bytes (dwsr/sim/allocator_model.hpp).
 
@@ -107,12 +108,24 @@ concept CubeOperator = OperatorDescription<Op> &&
   op.run(c, in, out);
 };
 
+/// An operator of one input cube that also writes tables (table_spec: rows
+/// whose number depends on the data), handed to a table_writer:
+///
+///     std::vector<table_spec> tables() const;
+///     void run(Ctx&, cube_view<const float> in, std::span<const array_ref> out, table_writer&) const;
+template <class Op>
+concept TableOperator = OperatorDescription<Op> && requires(const Op& op, meta_context& c, cube_view<const float> in,
+                                                            std::span<const array_ref> out, table_writer& t) {
+  { op.tables() } -> std::same_as<std::vector<table_spec>>;
+  op.run(c, in, out, t);
+};
+
 /// A seismic operator (dwsr/operators/): its description and one run() that
-/// every ExecutionContext executes, in one of the three forms above. The
+/// every ExecutionContext executes, in one of the four forms above. The
 /// caller allocates the input and the outputs (roles input and output); run()
 /// allocates its temporaries and workspaces through the context only.
 template <class Op>
-concept Operator = CubeOperator<Op> || ReducingOperator<Op> || MultiInputOperator<Op>;
+concept Operator = CubeOperator<Op> || ReducingOperator<Op> || MultiInputOperator<Op> || TableOperator<Op>;
 
 /// Number of input cubes of operator type Op.
 template <Operator Op>

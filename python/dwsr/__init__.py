@@ -17,10 +17,10 @@ from ._api import EventLog, Graph, Node, advise, calibrate, dataset, graph_info,
 from ._core import __version__
 from ._errors import CancelledError, Error, FileError, InvalidInputError, OutOfMemoryError
 from ._types import (Advice, ChunkEvaluation, Dataset, DeviceReplay, Event, GraphInfo, Halo, ModelReplay, OperatorInfo, Output, Parameter,
-                     Plan, Replay, RunResult, WorkerMemory)
+                     Plan, Replay, RunResult, Table, WorkerMemory)
 
 __all__ = [
     "Advice", "CancelledError", "ChunkEvaluation", "Dataset", "DeviceReplay", "Error", "Event", "EventLog", "FileError", "Graph",
     "GraphInfo", "Halo", "InvalidInputError", "ModelReplay", "Node", "OperatorInfo", "OutOfMemoryError", "Output", "Parameter", "Plan",
-    "Replay", "RunResult", "WorkerMemory", "__version__", "advise", "calibrate", "dataset", "graph_info", "operators", "plan", "replay", "run"
+    "Replay", "RunResult", "Table", "WorkerMemory", "__version__", "advise", "calibrate", "dataset", "graph_info", "operators", "plan", "replay", "run"
 ]

@@ -273,7 +273,7 @@ def run(graph: GraphLike, cube: np.ndarray, *, params: Optional[Mapping[str, Any
 def plan(graph: GraphLike, shape: ShapeLike, *, params: Optional[Mapping[str, Any]] = None,
          chunk: Optional[ShapeLike] = None, workers: int = 1, threads: int = 1, memory: Union[int, str, None] = None,
          allocator: str = "exact", profile: Union[str, os.PathLike, None] = None, cores: Optional[int] = None,
-         events: Optional[EventLog] = None) -> Plan:
+         execution: str = "dwsr", tasks: str = "fused", events: Optional[EventLog] = None) -> Plan:
     """Predicts each worker's peak memory for a chunked run, without computing.
 
     The same figures as ``dwsr plan --json``: the cube of ``shape`` (a tuple,
@@ -287,11 +287,18 @@ def plan(graph: GraphLike, shape: ShapeLike, *, params: Optional[Mapping[str, An
     default one of :func:`calibrate` when it exists) the plan predicts the
     run's time too (``predicted_seconds``), the workers sharing ``cores``
     cores (default: the profiled machine's; workers on machines of their own:
-    ``workers * threads``).
+    ``workers * threads``). ``execution="dask"`` plans a Dask-style run
+    instead (as ``dwsr plan --exec dask``): each worker runs ``threads``
+    single-threaded tasks at once, ``tasks`` ``"fused"`` (one per block) or
+    ``"unfused"`` (one per node and block); :attr:`Plan.dask` then holds the
+    schedule's peak, the bound over all orders, the floor and Dask's
+    thresholds against ``memory``. ``peak_is_bound`` says whether an operator
+    whose memory depends on the data made the peak an upper bound.
     """
     doc = _core.plan_json(_graph_spec(graph), _shape(shape), _params(params),
                           None if chunk is None else _shape(chunk), int(workers), int(threads), _memory(memory),
-                          allocator, _path(profile), _cores(cores), events._log if events is not None else None)
+                          allocator, _path(profile), _cores(cores), execution, tasks,
+                          events._log if events is not None else None)
     return Plan.from_dict(json.loads(doc))
 
 

@@ -59,6 +59,18 @@ class Output:
 
 
 @dataclass(frozen=True)
+class Table:
+    """A table an operator writes beside its cubes (rows whose number depends on
+    the data): its file name as the tool writes it, suffix, and columns as
+    (name, NumPy type) pairs, the first three the row's position (inline,
+    crossline, sample)."""
+
+    name: str
+    suffix: str
+    columns: List[Tuple[str, str]]
+
+
+@dataclass(frozen=True)
 class OperatorInfo:
     """An operator of the catalogue, as ``dwsr ops --json`` describes it."""
 
@@ -69,6 +81,7 @@ class OperatorInfo:
     parameters: List[Parameter]
     halo: Halo
     outputs: List[Output]
+    tables: List[Table]
     reduction_passes: int
     fft_based: bool
     _doc: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
@@ -84,6 +97,8 @@ class OperatorInfo:
             parameters=[Parameter(p["name"], p["default"], p["doc"]) for p in d["parameters"]],
             halo=Halo(tuple(h["radius"]), h["whole_inlines"], h["whole_crosslines"], h["whole_traces"]),
             outputs=[Output(o["name"], o["suffix"], o["dtype"]) for o in d["outputs"]],
+            tables=[Table(t["name"], t["suffix"], [(c["name"], c["dtype"]) for c in t["columns"]])
+                    for t in d["tables"]],
             reduction_passes=d["reduction_passes"],
             fft_based=d["fft_based"],
             _doc=d,
@@ -157,7 +172,10 @@ class Plan(ChunkEvaluation):
     ``exact`` allocator, the model's peak reserved under another);
     ``fits`` and ``budget_bytes`` are set when a memory budget was given;
     ``predicted_seconds`` (the makespan) and ``idle_workers`` when a time
-    profile was found (:func:`dwsr.calibrate`).
+    profile was found (:func:`dwsr.calibrate`). ``peak_is_bound``: an
+    operator whose memory depends on the data (event_picks, geobodies) was
+    planned at its bound, so the peak is an upper bound. ``dask``: the
+    Dask-style figures when planned with ``execution="dask"``.
     """
 
     graph: str = ""
@@ -171,6 +189,8 @@ class Plan(ChunkEvaluation):
     seconds: float = 0.0
     fits: Optional[bool] = None
     budget_bytes: Optional[int] = None
+    peak_is_bound: bool = False
+    dask: Optional[Mapping[str, Any]] = None
     _doc: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     @classmethod
@@ -179,7 +199,8 @@ class Plan(ChunkEvaluation):
         return cls(e.chunk, e.blocks, e.halo, e.halo_overhead, e.peak_bytes, e.peak_over_cube, e.predicted_seconds,
                    e.idle_workers, d["graph"],
                    parse_shape(d["shape"]), d["workers"], d["threads"], d["allocator"], d["input_bytes"],
-                   _workers(d["planned_workers"]), d["events"], d["seconds"], d.get("fits"), d.get("budget_bytes"), d)
+                   _workers(d["planned_workers"]), d["events"], d["seconds"], d.get("fits"), d.get("budget_bytes"),
+                   d["peak_is_bound"], d.get("dask"), d)
 
     def to_dict(self) -> Dict[str, Any]:
         """The document of ``dwsr plan --json``."""
@@ -194,7 +215,9 @@ class Advice:
     peak fits the budget: the fastest (``objective == "time"``, with a time
     profile) or the largest; ``largest`` the largest that fits;
     ``next_larger`` the largest's larger neighbours (all over budget);
-    ``dask_default`` what dwsr predicts for Dask's default chunk.
+    ``dask_default`` what dwsr predicts for Dask's default chunk;
+    ``peak_is_bound`` whether the peaks are upper bounds (an operator whose
+    memory depends on the data was planned at its bound).
     """
 
     graph: str
@@ -210,6 +233,7 @@ class Advice:
     dask_default: ChunkEvaluation
     candidates: int
     seconds: float
+    peak_is_bound: bool = False
     _doc: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     @classmethod
@@ -217,7 +241,7 @@ class Advice:
         return cls(d["graph"], parse_shape(d["shape"]), d["budget_bytes"], d["workers"], d["threads"], d["allocator"],
                    d["objective"], ChunkEvaluation.from_dict(d["advice"]), ChunkEvaluation.from_dict(d["largest"]),
                    [ChunkEvaluation.from_dict(n) for n in d["next_larger"]],
-                   ChunkEvaluation.from_dict(d["dask_default"]), d["candidates"], d["seconds"], d)
+                   ChunkEvaluation.from_dict(d["dask_default"]), d["candidates"], d["seconds"], d["peak_is_bound"], d)
 
     @property
     def chunk(self) -> Shape:
@@ -326,10 +350,13 @@ class RunResult:
 
     ``outputs`` maps each output's name (as the tool names its files, without
     ``.npy``) to an array whose memory dwsr allocated: it lives as long as the
-    array does. ``planned_peak_bytes`` is the meta execution's prediction of
-    the run's peak requested bytes (outputs included, the caller's cube not:
-    it is read in place); ``measured_peak_bytes`` the same figure from the
-    run's own events. They are equal by construction.
+    array does. Tables (``event_picks_picks``, ``geobodies_bodies``) are 1-D
+    structured arrays, one field per column, copied out of the run.
+    ``planned_peak_bytes`` is the meta execution's prediction of the run's
+    peak requested bytes (outputs included, the caller's cube not: it is read
+    in place); ``measured_peak_bytes`` the same figure from the run's own
+    events. They are equal by construction, except for operators whose memory
+    depends on the data (event_picks, geobodies), whose plan is an upper bound.
     """
 
     outputs: Dict[str, np.ndarray]

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <memory>
@@ -122,6 +123,7 @@ py::dtype numpy_type(dwsr::dtype t) {
     case dwsr::dtype::float32: return py::dtype::of<float>();
     case dwsr::dtype::complex64: return py::dtype::of<std::complex<float>>();
     case dwsr::dtype::int64: return py::dtype::of<std::int64_t>();
+    case dwsr::dtype::int32: return py::dtype::of<std::int32_t>();
   }
   throw dwsr::error("unknown output type");
 }
@@ -200,8 +202,15 @@ py::tuple run(const std::string& spec, const py::array& cube, const std::map<std
   const auto budget = memory ? dwsr::parse_bytes(*memory) : std::numeric_limits<std::uint64_t>::max();
   auto s = std::make_shared<session>(threads, budget, std::move(log));
   std::vector<dwsr::buffer<float, dwsr::host_context>> outputs;
+  // Tables are copied out of the operators' buffers as they are written.
+  std::vector<std::vector<std::byte>> tables(g.tables().size());
+  const dwsr::table_rows keep = [&](std::size_t t, const void* rows, std::uint64_t count) {
+    const auto* p = static_cast<const std::byte*>(rows);
+    const auto& table = g.nodes()[g.tables()[t].node].tables[g.tables()[t].table];
+    tables[t].insert(tables[t].end(), p, p + count * table.row_bytes());
+  };
   const auto started = std::chrono::steady_clock::now();
-  run_interruptible(s->cancel, [&] { outputs = dwsr::run_in_place(s->ctx, g, view); });
+  run_interruptible(s->cancel, [&] { outputs = dwsr::run_in_place(s->ctx, g, view, keep); });
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const auto measured_peak = s->counter.peak();
   const auto events = s->bus.events();
@@ -214,6 +223,16 @@ py::tuple run(const std::string& spec, const py::array& cube, const std::map<std
     const auto sh = view.shape();
     const std::vector<py::ssize_t> dims{py::ssize_t(sh.inlines), py::ssize_t(sh.crosslines), py::ssize_t(sh.samples)};
     arrays.append(py::make_tuple(g.output_name(r), py::array(numpy_type(type), dims, holder->data.data(), owner)));
+  }
+  for (std::size_t t = 0; t < tables.size(); ++t) {
+    const auto ref = g.tables()[t];
+    const auto& columns = g.nodes()[ref.node].tables[ref.table];
+    py::list fields;
+    for (const auto& c : columns.columns) fields.append(py::make_tuple(c.name, std::string(dwsr::numpy_descr(c.type))));
+    const auto rows = py::ssize_t(tables[t].size() / columns.row_bytes());
+    py::array table(py::dtype::from_args(fields), std::vector<py::ssize_t>{rows});
+    std::memcpy(table.mutable_data(), tables[t].data(), tables[t].size());
+    arrays.append(py::make_tuple(g.table_name(ref), table));
   }
   py::dict stats;
   stats["planned_peak_bytes"] = planned.peak;
@@ -246,10 +265,20 @@ std::string plan_json(const std::string& spec, const std::array<std::uint64_t, 3
                       const std::map<std::string, std::string>& params,
                       std::optional<std::array<std::uint64_t, 3>> chunk, std::size_t workers, std::size_t threads,
                       std::optional<std::string> memory, const std::string& allocator, const std::string& profile,
-                      std::size_t cores, std::shared_ptr<dwsr::recorder> log) {
+                      std::size_t cores, const std::string& execution, const std::string& tasks,
+                      std::shared_ptr<dwsr::recorder> log) {
+  if (execution != "dwsr" && execution != "dask")
+    throw dwsr::invalid_input("execution " + dwsr::quote(execution) + "; expected 'dwsr' or 'dask'");
+  if (tasks != "fused" && tasks != "unfused")
+    throw dwsr::invalid_input("tasks " + dwsr::quote(tasks) + "; expected 'fused' or 'unfused'");
+  if (tasks == "unfused" && execution != "dask")
+    throw dwsr::invalid_input("tasks 'unfused' needs execution 'dask' (dwsr's own execution does not cut tasks)");
+  if (log && execution == "dask")
+    throw dwsr::invalid_input("events lists the events of dwsr's own execution; leave it out with execution 'dask'");
   const auto g = graph_of(spec, params);
   const auto times = dwsr::sim::find_time_profile(profile);
   dwsr::report::plan_request r{spec, shape_of(shape), {}, allocator, times ? &*times : nullptr, cores};
+  if (execution == "dask") r.dask = tasks == "unfused" ? dwsr::dask_split::unfused : dwsr::dask_split::fused;
   r.options = {.chunk = chunk ? shape_of(*chunk) : shape3{},
                .workers = workers,
                .threads = threads,
@@ -400,7 +429,7 @@ PYBIND11_MODULE(_core, m) {
         py::arg("log"));
   m.def("plan_json", &plan_json, py::arg("graph"), py::arg("shape"), py::arg("params"), py::arg("chunk"),
         py::arg("workers"), py::arg("threads"), py::arg("memory"), py::arg("allocator"), py::arg("profile"),
-        py::arg("cores"), py::arg("log"));
+        py::arg("cores"), py::arg("execution"), py::arg("tasks"), py::arg("log"));
   m.def("advise_json", &advise_json, py::arg("graph"), py::arg("shape"), py::arg("params"), py::arg("memory"),
         py::arg("workers"), py::arg("threads"), py::arg("allocator"), py::arg("objective"), py::arg("profile"),
         py::arg("cores"));

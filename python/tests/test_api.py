@@ -75,10 +75,12 @@ def test_run_equals_the_tool_bit_for_bit_for_every_operator(cli, tmp_path):
             continue
         assert ran.returncode == 0, ran.stderr
         result = dwsr.run(op.name, cube)
-        assert len(result) == len(op.outputs), op.name
+        assert len(result) == len(op.outputs) + len(op.tables), op.name
         for name, array in result.outputs.items():
             expected = np.load(out / f"{name}.npy")
-            assert array.dtype == expected.dtype and array.shape == cube.shape, (op.name, name)
+            table = name in {t.name[:-len(".npy")] for t in op.tables}
+            assert array.dtype == expected.dtype, (op.name, name)
+            assert array.shape == (expected.shape if table else cube.shape), (op.name, name)
             assert np.array_equal(bits(array), bits(expected)), (op.name, name)
 
 
@@ -216,6 +218,21 @@ def test_plan_has_the_numbers_of_the_tool(cli):
     assert q.shape == (8, 8, 64) and q.fits is None and q.allocator == "host_malloc"
 
 
+def test_plan_of_a_dask_style_run_has_the_numbers_of_the_tool(cli):
+    p = dwsr.plan("gaussian", (32, 24, 128), chunk=(16, 12, 128), workers=2, threads=2, memory="16MiB",
+                  execution="dask", tasks="unfused")
+    expected = cli_json(cli, "plan", "gaussian", "--shape", "32x24x128", "--chunk", "16x12x128", "--workers", "2",
+                        "--threads", "2", "--memory", "16MiB", "--exec", "dask", "--tasks", "unfused")
+    assert without_seconds(p.to_dict()) == without_seconds(expected)
+    assert p.dask["tasks"] == "unfused" and p.dask["bound_bytes"] >= p.dask["schedule_peak_bytes"]
+    assert dwsr.plan("gaussian", (8, 8, 64)).dask is None
+    assert dwsr.plan("event_picks", (8, 8, 64)).peak_is_bound and not dwsr.plan("gaussian", (8, 8, 64)).peak_is_bound
+    with pytest.raises(dwsr.InvalidInputError, match="needs execution 'dask'"):
+        dwsr.plan("gaussian", (8, 8, 64), tasks="unfused")
+    with pytest.raises(dwsr.InvalidInputError, match="expected 'dwsr' or 'dask'"):
+        dwsr.plan("gaussian", (8, 8, 64), execution="spark")
+
+
 def test_plan_events_are_worker_zeros_events():
     log = dwsr.EventLog()
     p = dwsr.plan("envelope", (16, 16, 128), chunk=(8, 16, 128), workers=2, events=log)
@@ -317,3 +334,33 @@ def test_calibrate_writes_a_profile_that_plan_and_advise_predict_time_from(cli, 
         dwsr.plan("median", (8, 8, 64), profile=path)
     with pytest.raises(dwsr.FileError, match="needs a time profile"):
         dwsr.advise("envelope", (64, 64, 256), memory="64MiB", objective="time")  # no profile by default in tests
+
+
+# --- tables ------------------------------------------------------------------------------------------------------
+
+
+def test_event_picks_returns_its_table_as_a_structured_array_of_the_pick_rule():
+    cube = make_cube((5, 4, 80), seed=9)
+    picks = dwsr.run("event_picks", cube, params={"threshold": 0.2})["event_picks_picks"]
+    assert picks.dtype.names == ("inline", "crossline", "sample", "value")
+    # The rule on noise (no plateaus): a sample above the threshold, above both neighbours.
+    v = cube[:, :, 1:-1]
+    hit = (v > 0.2) & (cube[:, :, :-2] < v) & (cube[:, :, 2:] < v)
+    i, x, t = np.nonzero(hit)
+    assert len(picks) == len(i) > 50
+    assert np.array_equal(picks["inline"], i) and np.array_equal(picks["crossline"], x)
+    assert np.array_equal(picks["sample"], t + 1)
+    assert np.array_equal(picks["value"], v[hit])
+    info = {o.name: o for o in dwsr.operators()}["event_picks"]
+    assert info.outputs == [] and info.tables[0].columns[3] == ("value", "<f4")
+
+
+def test_geobodies_table_counts_the_voxels_of_each_label():
+    cube = make_cube((6, 6, 40), seed=2)
+    result = dwsr.run("geobodies", cube, params={"threshold": 0.5})
+    labels, bodies = result["geobodies"], result["geobodies_bodies"]
+    assert len(bodies) == labels.max() > 3
+    assert np.array_equal(np.bincount(labels.ravel())[1:], bodies["voxels"])
+    first = [np.argwhere(labels == k + 1)[0] for k in range(len(bodies))]
+    assert np.array_equal(np.stack([bodies["inline"], bodies["crossline"], bodies["sample"]], axis=1), first)
+    assert result.measured_peak_bytes <= result.planned_peak_bytes

@@ -22,7 +22,7 @@ TEST_CASE("dwsr ops lists every operator with parameters, halo and outputs") {
   for (const auto& op : ops) {
     CHECK(op.contains("family"));
     CHECK(op.contains("halo"));
-    CHECK(!op["outputs"].empty());
+    CHECK(op["outputs"].size() + op["tables"].size() > 0);  // cubes, or tables (event_picks)
     if (op["name"] == "instantaneous_frequency") {
       found = true;
       CHECK(op["parameters"][0]["name"] == "sample_rate");
@@ -240,7 +240,7 @@ TEST_CASE("dwsr plan and advise answer for cubes of any size, and bound what gro
                     "replays every event");
 }
 
-TEST_CASE("dwsr run and plan geobodies: int64 labels of the whole cube, and a peak that is a bound") {
+TEST_CASE("dwsr run and plan geobodies: int32 labels of the whole cube, and a peak that is a bound") {
   temp_dir dir;
   const auto out = (dir / "out").string();
   const auto r = run_dwsr("run geobodies -p threshold=0.5 --input synthetic:4x5x40:3 --output " + out + " --json -t 2");
@@ -249,10 +249,10 @@ TEST_CASE("dwsr run and plan geobodies: int64 labels of the whole cube, and a pe
   CHECK(j["peak_is_bound"] == true);
   CHECK(j["measured_peak_bytes"].get<std::uint64_t>() <= j["planned_peak_bytes"].get<std::uint64_t>());
   CHECK(j["blocks"] == 1);
-  const auto labels = io::load_npy<std::int64_t>(dir / "out" / "geobodies.npy");
+  const auto labels = io::load_npy<std::int32_t>(dir / "out" / "geobodies.npy");
   CHECK(labels.shape == shape3{4, 5, 40});
   // Labels 0 (background) and 1..N, each body's label first met in C order.
-  std::int64_t next = 1;
+  std::int32_t next = 1;
   for (const auto v : labels.data) {
     CHECK((v >= 0 && v <= next));
     if (v == next) ++next;
@@ -275,13 +275,50 @@ TEST_CASE("dwsr run and plan geobodies: int64 labels of the whole cube, and a pe
       listed = true;
       CHECK(op["family"] == "interpretation");
       CHECK(op["parameters"][0]["name"] == "threshold");
-      CHECK(op["outputs"][0]["dtype"] == "int64");
+      CHECK(op["outputs"][0]["dtype"] == "int32");
+      CHECK(op["tables"][0]["name"] == "geobodies_bodies.npy");
+      CHECK(op["tables"][0]["columns"][11]["name"] == "sum");
     }
   CHECK(listed);
+  CHECK(std::filesystem::exists(dir / "out" / "geobodies_bodies.npy"));
 
   // Its labels are global: a chunk that splits the cube is refused before anything is written.
   expect_user_error(
       run_dwsr("run geobodies --input synthetic:4x5x40 --output " + (dir / "chunked").string() + " --chunk 2x5x40"),
       "geobodies needs the whole cube at once");
   CHECK_FALSE(std::filesystem::exists(dir / "chunked"));
+}
+
+TEST_CASE("dwsr run event_picks writes its table, the same bytes for every chunking and worker count") {
+  temp_dir dir;
+  auto run = [&](const std::string& name, const std::string& how) {
+    const auto r = run_dwsr("run event_picks -p threshold=0.2 --input synthetic:12x10x64:4 --output " +
+                            (dir / name).string() + " --json " + how);
+    REQUIRE(r.status == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["peak_is_bound"] == true);
+    CHECK(j["outputs"] == nlohmann::json::array({(dir / name / "event_picks_picks.npy").string()}));
+    std::ifstream file(dir / name / "event_picks_picks.npy", std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  };
+  const auto whole = run("whole", "");
+  CHECK(whole.find("'descr': [('inline', '<u4'), ('crossline', '<u4'), ('sample', '<u4'), ('value', '<f4')]") !=
+        std::string::npos);
+  CHECK(whole.size() > 128 + 100 * 16);  // the header and a hundred picks at least
+  CHECK(run("chunked", "--chunk 5x3x64 -w 3 -t 2") == whole);
+  CHECK(run("traces", "--chunk 1x1x64 -w 2") == whole);
+  // Time is read whole: a chunk that splits it is refused before anything is written.
+  expect_user_error(
+      run_dwsr("run event_picks --input synthetic:12x10x64 --output " + (dir / "split").string() + " --chunk 12x10x32"),
+      "event_picks");
+  CHECK_FALSE(std::filesystem::exists(dir / "split"));
+  // Plans of every kind say that their figures are bounds.
+  CHECK(nlohmann::json::parse(
+            run_dwsr("advise event_picks --shape 12x10x64 --memory 1MiB --json").out)["peak_is_bound"] == true);
+  CHECK(nlohmann::json::parse(run_dwsr("advise envelope --shape 12x10x64 --memory 1MiB --json").out)["peak_is_bound"] ==
+        false);
+  CHECK(run_dwsr("advise event_picks --shape 12x10x64 --memory 1MiB").out.find("the peaks are upper bounds") !=
+        std::string::npos);
+  CHECK(run_dwsr("plan event_picks --shape 12x10x64 --exec dask -t 2").out.find("each figure is an upper bound") !=
+        std::string::npos);
 }

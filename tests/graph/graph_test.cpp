@@ -8,6 +8,7 @@
 
 #include "dwsr/graph/chunked.hpp"
 #include "dwsr/graph/graph_json.hpp"
+#include "dwsr/graph/random_graph.hpp"
 #include "dwsr/memory/recorder.hpp"
 #include "io/temp_dir.hpp"
 #include "operators/operator_test_support.hpp"
@@ -57,20 +58,10 @@ struct chooser {
   }
 };
 
-/// Operators of one float32 input whose main output is float32.
-std::vector<std::string> chainable_ops() {
-  std::vector<std::string> out;
-  for (const auto& e : operators::catalogue().entries()) {
-    const auto op = e.configure();
-    if (op->arity() == 1 && op->outputs()[0].type == dtype::float32) out.push_back(e.name);
-  }
-  return out;
-}
-
 /// A random graph of `nodes` nodes over the chainable operators (and, when
 /// there are two earlier float cubes, sometimes a two-input combination).
 graph random_graph(chooser& ch, std::size_t nodes) {
-  const auto ops = chainable_ops();
+  const auto ops = chainable_operators(operators::catalogue());
   std::vector<node_spec> specs;
   std::vector<std::string> cubes = {"input"};
   for (std::size_t k = 0; k < nodes; ++k) {

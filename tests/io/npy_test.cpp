@@ -173,7 +173,8 @@ TEST_CASE("npy read errors name the file and the problem", "[io][npy]") {
   }
   SECTION("unsupported dtype lists the supported ones") {
     write_raw(p, npy_bytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", std::string(24, '\0')));
-    require_error<io_error>([&] { read_npy_header(p); }, {name, "unsupported dtype '<f8'", "'<f4'", "'<c8'", "'<i8'"});
+    require_error<io_error>([&] { read_npy_header(p); },
+                            {name, "unsupported dtype '<f8'", "'<f4'", "'<c8'", "'<i8'", "'<i4'"});
   }
   SECTION("big-endian") {
     write_raw(p, npy_bytes(1, "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3, 4), }", float_data(24)));

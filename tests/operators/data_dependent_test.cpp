@@ -4,19 +4,27 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <deque>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
+#include <set>
 #include <sstream>
 #include <vector>
 
 #include "dwsr/core/random.hpp"
 #include "dwsr/exec/host_context.hpp"
 #include "dwsr/exec/meta_context.hpp"
+#include "dwsr/graph/chunked.hpp"
 #include "dwsr/memory/event_bus.hpp"
 #include "dwsr/memory/recorder.hpp"
+#include "dwsr/operators/catalogue.hpp"
 #include "dwsr/operators/event_picks.hpp"
 #include "dwsr/operators/geobodies.hpp"
 #include "dwsr/sim/trace_csv.hpp"
+#include "io/temp_dir.hpp"
 #include "operators/operator_test_support.hpp"
 
 using namespace dwsr;
@@ -274,20 +282,19 @@ TEST_CASE("geobodies: the meta execution allocates flagged bounds, the real one 
   }
 }
 
-TEST_CASE("geobodies from the catalogue writes the kernel's labels as int64 and stays within its planned bounds") {
+TEST_CASE("geobodies from the catalogue writes the kernel's labels as int32 and stays within its planned bounds") {
   const auto op = operators::catalogue().find("geobodies").configure({{"threshold", 0.6}});
   CHECK(op->outputs().size() == 1);
-  CHECK(op->outputs()[0].type == dtype::int64);
+  CHECK(op->outputs()[0].type == dtype::int32);
   CHECK(op->halo().whole_axes() == std::array<bool, 3>{true, true, true});
   const shape3 s{5, 6, 40};
   const auto v = random_cube(s, 4);
   const auto run = test::run_real(*op, v, s, 2);
   REQUIRE(run.outputs.size() == 1);
   const auto expected = label(v, s, 0.6f).labels;
-  REQUIRE(run.outputs[0].bytes.size() == expected.size() * sizeof(std::int64_t));
-  const auto* got = run.outputs[0].as<std::int64_t>();
-  CHECK(std::vector<std::int64_t>(got, got + expected.size()) ==
-        std::vector<std::int64_t>(expected.begin(), expected.end()));
+  REQUIRE(run.outputs[0].bytes.size() == expected.size() * sizeof(std::int32_t));
+  const auto* got = run.outputs[0].as<std::int32_t>();
+  CHECK(std::vector<std::int32_t>(got, got + expected.size()) == expected);
   CHECK(*std::max_element(got, got + expected.size()) > 1);  // several bodies at this threshold
   // Real events equal the plan's but for the flagged bounds, which they stay within.
   test::check_plan_matches_run(*op, {s, shape3{1, 1, 1}, shape3{3, 1, 17}, shape3{2, 7, 9}}, true);
@@ -337,4 +344,172 @@ TEST_CASE("a trace keeps the bound flag in an optional last column") {
                       Catch::Contains("t.csv:3: free of buffer 1 with bound 0, but it was allocated with bound 1"));
     CHECK_THROWS_WITH(read(h + "alloc,1,8,host,0,output,1,x\n"), Catch::Contains("expected 2 to 7"));
   }
+}
+
+namespace {
+
+/// The rows of graph `g`'s table `table` from a chunked run on `v` (shape s)
+/// into a memory sink, with chunk `chunk` (empty: whole cube) and W workers.
+std::vector<std::byte> chunked_table(const graph& g, const std::vector<float>& v, shape3 s, shape3 chunk,
+                                     std::size_t workers, std::size_t table = 0) {
+  std::vector<table_spec> specs;
+  for (const auto& t : g.tables()) specs.push_back(g.nodes()[t.node].tables[t.table]);
+  std::vector<std::vector<float>> cubes;
+  std::vector<array_ref> refs;
+  cubes.reserve(g.outputs().size());
+  for (const auto& r : g.outputs()) {
+    const auto type = g.nodes()[r.node].outputs[r.output].type;
+    cubes.emplace_back(s.voxels() * size_of(type) / sizeof(float));
+    refs.push_back({type, cubes.back().data(), s});
+  }
+  memory_block_sink sink(refs, specs);
+  const memory_block_source in(cube_view<const float>(v.data(), s));
+  run_chunked(g, in, &sink, {.chunk = chunk, .workers = workers});
+  return sink.table_rows(table);
+}
+
+template <class Row>
+std::vector<std::byte> bytes_of(const std::vector<Row>& rows) {
+  std::vector<std::byte> out(rows.size() * sizeof(Row));
+  std::memcpy(out.data(), rows.data(), out.size());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("event_picks from the catalogue: a chunked run's table equals the kernel's on the whole cube") {
+  const shape3 s{7, 9, 60};
+  const auto v = random_cube(s, 11);
+  const auto g = graph::single(operators::catalogue(), "event_picks", {{"threshold", 0.4}});
+  REQUIRE(g.outputs().empty());
+  REQUIRE(g.tables().size() == 1);
+  CHECK(g.table_name(g.tables()[0]) == "event_picks_picks");
+  const auto expected = bytes_of(picks_of(v, s, {.threshold = 0.4f}));
+  REQUIRE(expected.size() > 100 * sizeof(pick));
+  for (const shape3 chunk : {shape3{}, shape3{1, 1, 60}, shape3{3, 4, 60}, shape3{7, 2, 60}})
+    for (std::size_t workers : {1, 3}) {
+      INFO("chunk " << to_string(chunk) << ", " << workers << " workers");
+      CHECK(chunked_table(g, v, s, chunk, workers) == expected);
+    }
+  // Time is read whole: a chunk that splits it is refused.
+  CHECK_THROWS_AS(chunked_schedule(g, s, {.chunk = {7, 9, 30}}), invalid_input);
+  // Real events equal the plan's but for the flagged bound, which they stay within.
+  test::check_plan_matches_run(*g.nodes()[0].op, {s, shape3{1, 1, 1}, shape3{2, 3, 17}}, true);
+}
+
+TEST_CASE("a table behind a node with a halo keeps each pick once, from the block whose interior holds it") {
+  // gaussian reads neighbours: blocks overlap by its halo, and the picks of a
+  // halo trace belong to the neighbouring block.
+  const shape3 s{9, 8, 48};
+  const auto v = random_cube(s, 5);
+  graph g(operators::catalogue());
+  g.add("smooth", "gaussian").add("picks", "event_picks", {"smooth"}, {{"threshold", 0.5}}).build();
+  REQUIRE(g.input_halo()[0] > 0);
+  const auto whole = chunked_table(g, v, s, {}, 1);
+  REQUIRE(whole.size() > 20 * sizeof(pick));
+  for (const shape3 chunk : {shape3{3, 3, 48}, shape3{2, 8, 48}, shape3{9, 1, 48}})
+    for (std::size_t workers : {1, 2}) {
+      INFO("chunk " << to_string(chunk) << ", " << workers << " workers");
+      CHECK(chunked_table(g, v, s, chunk, workers) == whole);
+    }
+}
+
+TEST_CASE("geobodies from the catalogue writes its bodies table: the kernel's statistics, one row per label") {
+  const shape3 s{6, 5, 30};
+  const auto v = random_cube(s, 8);
+  const auto g = graph::single(operators::catalogue(), "geobodies", {{"threshold", 0.7}});
+  REQUIRE(g.tables().size() == 1);
+  CHECK(g.nodes()[0].tables[0].row_bytes() == sizeof(body_stats));
+  const auto expected = label(v, s, 0.7f);
+  REQUIRE(expected.stats.size() > 3);
+  CHECK(chunked_table(g, v, s, {}, 1) == bytes_of(expected.stats));
+}
+
+TEST_CASE("merge_segments orders rows by position across segments and keeps a segment's order for equal positions") {
+  struct row {
+    std::uint32_t at[3];
+    std::uint32_t tag;      ///< ascending in the order of generation
+    std::uint32_t segment;  ///< where it came from
+  };
+  splitmix64 rng{3};
+  std::vector<std::vector<row>> segments(5);
+  std::vector<row> all;
+  std::uint32_t tag = 0;
+  for (std::uint32_t k = 0; k < segments.size(); ++k) {
+    auto& seg = segments[k];
+    const auto n = rng.below(40);
+    for (std::uint64_t i = 0; i < n; ++i)
+      seg.push_back(
+          row{{std::uint32_t(rng.below(3)), std::uint32_t(rng.below(3)), std::uint32_t(rng.below(5))}, tag++, k});
+    std::stable_sort(seg.begin(), seg.end(), [](const row& a, const row& b) {
+      return std::lexicographical_compare(a.at, a.at + 3, b.at, b.at + 3);
+    });
+  }
+  std::vector<std::uint64_t> counts;
+  for (const auto& seg : segments) counts.push_back(seg.size()), all.insert(all.end(), seg.begin(), seg.end());
+  std::vector<row> merged;
+  merge_segments(
+      sizeof(row), counts,
+      [&](std::size_t k, std::uint64_t first, std::uint64_t n, std::byte* dst) {
+        std::memcpy(dst, segments[k].data() + first, n * sizeof(row));
+      },
+      [&](const std::byte* rows, std::uint64_t n) {
+        const auto* r = reinterpret_cast<const row*>(rows);
+        merged.insert(merged.end(), r, r + n);
+      },
+      7);  // small buffers: every segment is refilled several times
+  REQUIRE(merged.size() == all.size());
+  for (std::size_t i = 1; i < merged.size(); ++i) {
+    const auto& a = merged[i - 1];
+    const auto& b = merged[i];
+    REQUIRE_FALSE(std::lexicographical_compare(b.at, b.at + 3, a.at, a.at + 3));
+    // Equal positions of one segment keep its order (stable_sort kept their tags ascending).
+    if (std::equal(a.at, a.at + 3, b.at) && a.segment == b.segment) CHECK(a.tag < b.tag);
+  }
+  std::multiset<std::uint32_t> tags_in, tags_out;
+  for (const auto& r : all) tags_in.insert(r.tag);
+  for (const auto& r : merged) tags_out.insert(r.tag);
+  CHECK(tags_in == tags_out);
+}
+
+TEST_CASE("interior_rows keeps the rows of a block's interior, moved to the cube's indices") {
+  block b;
+  b.begin = {4, 2, 0}, b.end = {6, 5, 10};
+  b.ext_begin = {3, 1, 0}, b.ext_end = {7, 6, 10};
+  const std::vector<pick> rows{{0, 1, 2, 1.0f}, {1, 1, 3, 2.0f}, {2, 3, 4, 3.0f}, {3, 1, 5, 4.0f}, {1, 4, 6, 5.0f}};
+  std::vector<pick> kept;
+  interior_rows(b, sizeof(pick), rows.data(), rows.size(), [&](const std::byte* r) {
+    pick p;
+    std::memcpy(&p, r, sizeof p);
+    kept.push_back(p);
+  });
+  CHECK(kept == std::vector<pick>{{4, 2, 3, 2.0f}, {5, 4, 4, 3.0f}});
+}
+
+TEST_CASE("an npy sink writes a table as a structured .npy of the merged rows, and nothing without a commit") {
+  const shape3 s{4, 6, 40};
+  const auto v = random_cube(s, 21);
+  const auto g = graph::single(operators::catalogue(), "event_picks", {{"threshold", 0.3}});
+  const auto spec = g.nodes()[0].tables[0];
+  const auto expected = chunked_table(g, v, s, {}, 1);
+  const test::temp_dir dir;
+  const memory_block_source in(cube_view<const float>(v.data(), s));
+  {
+    npy_block_sink abandoned({}, s, {{dir / "abandoned.npy", spec}});
+    run_chunked(g, in, &abandoned, {.chunk = {2, 3, 40}, .workers = 2});
+  }
+  CHECK(dir.entries().empty());
+  npy_block_sink sink({}, s, {{dir / "picks.npy", spec}});
+  run_chunked(g, in, &sink, {.chunk = {2, 3, 40}, .workers = 2});
+  sink.commit();
+  std::ifstream file(dir / "picks.npy", std::ios::binary);
+  const std::string content((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const auto rows = expected.size() / sizeof(pick);
+  const std::string header =
+      io::npy_header_bytes("[('inline', '<u4'), ('crossline', '<u4'), ('sample', '<u4'), ('value', '<f4')]", {rows});
+  CHECK(content.find("'shape': (" + std::to_string(rows) + ",)") != std::string::npos);
+  REQUIRE(content.size() == header.size() + expected.size());
+  CHECK(content.substr(0, header.size()) == header);
+  CHECK(std::memcmp(content.data() + header.size(), expected.data(), expected.size()) == 0);
+  CHECK(dir.entries() == std::vector<std::string>{"picks.npy"});
 }

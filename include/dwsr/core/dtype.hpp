@@ -1,5 +1,6 @@
 #pragma once
-/// \file Sample types of cubes: the three the reference outputs use.
+/// \file Sample types of cubes: the three the reference outputs use, and
+/// int32 for labels (geobodies).
 
 #include <complex>
 #include <cstdint>
@@ -9,10 +10,10 @@
 namespace dwsr {
 
 /// Element type of a cube.
-enum class dtype : std::uint8_t { float32, complex64, int64 };
+enum class dtype : std::uint8_t { float32, complex64, int64, int32 };
 
 /// Bytes per element.
-constexpr std::uint64_t size_of(dtype t) noexcept { return t == dtype::float32 ? 4 : 8; }
+constexpr std::uint64_t size_of(dtype t) noexcept { return t == dtype::float32 || t == dtype::int32 ? 4 : 8; }
 
 /// NumPy's name of the type ("float32", ...).
 constexpr std::string_view name_of(dtype t) noexcept {
@@ -20,6 +21,7 @@ constexpr std::string_view name_of(dtype t) noexcept {
     case dtype::float32: return "float32";
     case dtype::complex64: return "complex64";
     case dtype::int64: return "int64";
+    case dtype::int32: return "int32";
   }
   return "?";
 }
@@ -31,8 +33,11 @@ constexpr dtype dtype_of() noexcept {
     return dtype::float32;
   else if constexpr (std::is_same_v<T, std::complex<float>>)
     return dtype::complex64;
+  else if constexpr (std::is_same_v<T, std::int32_t>)
+    return dtype::int32;
   else {
-    static_assert(std::is_same_v<T, std::int64_t>, "dwsr cubes hold float, std::complex<float> or std::int64_t");
+    static_assert(std::is_same_v<T, std::int64_t>,
+                  "dwsr cubes hold float, std::complex<float>, std::int64_t or std::int32_t");
     return dtype::int64;
   }
 }

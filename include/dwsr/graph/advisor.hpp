@@ -69,6 +69,9 @@ struct advice {
   chunk_evaluation dask;                      ///< what dwsr predicts for Dask's chunk (time kept whole if needed)
   std::uint64_t candidates = 0;               ///< chunkings evaluated
   double seconds = 0;
+  /// Whether the peaks are upper bounds: an operator whose memory depends on
+  /// the data was planned at its bound (plan_is_bound).
+  bool peak_is_bound = false;
 };
 
 /// The extents along an axis of length n that change the block count,
@@ -222,6 +225,7 @@ inline advice advise(const graph& g, shape3 cube, const advice_options& o) {
   for (int axis = 0; axis < 3; ++axis)
     if (whole[axis]) (axis == 0 ? dask.inlines : axis == 1 ? dask.crosslines : dask.samples) = cube[axis];
   a.dask = evaluate_chunk(g, cube, dask, o, budget);
+  a.peak_is_bound = plan_is_bound(chunked_schedule(g, cube, {.chunk = a.chosen.plan.chunk, .threads = o.threads}));
   a.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return a;
 }

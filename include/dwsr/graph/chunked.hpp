@@ -92,8 +92,8 @@ inline node_reductions run_phase_reductions(const chunked_schedule& s) {
 /// One step of the schedule in any context: block `b` of phase `ph`. A reduction
 /// step runs the reducing node's ancestors on the block and folds the node's
 /// input over the block's interior into `acc` (under `lock` when workers share
-/// it); the run step runs the graph and hands its outputs to `sink` (may be
-/// null). `fill(float*)` reads the block's extended window (real contexts only).
+/// it); the run step runs the graph and hands its outputs and table rows to
+/// `sink` (may be null). `fill(float*)` reads the block's extended window (real contexts only).
 template <ExecutionContext Ctx, class Fill>
 void run_step(Ctx& ctx, const chunked_schedule& s, const schedule_phase& ph, const block& b,
               const node_reductions& reductions, reduction* acc, std::mutex* lock, Fill&& fill, block_sink* sink) {
@@ -104,9 +104,14 @@ void run_step(Ctx& ctx, const chunked_schedule& s, const schedule_phase& ph, con
   if constexpr (Ctx::computes) fill(input.data());
   const cube_view<const float> view(input.data(), ext);
   if (!ph.reduces())
-    return run_graph_block(ctx, g, view, reductions, [&](std::size_t output, const array_ref& data) {
-      if (sink) sink->write(output, b, data);
-    });
+    return run_graph_block(
+        ctx, g, view, reductions,
+        [&](std::size_t output, const array_ref& data) {
+          if (sink) sink->write(output, b, data);
+        },
+        [&](std::size_t table, const void* rows, std::uint64_t count) {
+          if (sink) sink->write_table(table, b, rows, count);
+        });
   const auto k = *ph.node;
   run_graph_block(
       ctx, g, view, reductions, [](std::size_t, const array_ref&) {}, k,

@@ -2,7 +2,9 @@
 /// \file A DAG of operator nodes over one input cube. Nodes consume the graph's
 /// input ("input") or other nodes' outputs ("node" for its main output,
 /// "node.suffix" for another one); outputs are the nodes marked `keep`, or
-/// every node nobody consumes. Validation names the node and the problem.
+/// every node nobody consumes. Tables (ops/protocol.hpp's table_spec) are
+/// never read by other nodes: every node's tables are outputs of the graph.
+/// Validation names the node and the problem.
 
 #include <algorithm>
 #include <array>
@@ -72,6 +74,14 @@ class graph {
     std::shared_ptr<const configured_operator> op;
     std::vector<cube_ref> inputs;
     std::vector<output_spec> outputs;
+    std::vector<table_spec> tables;
+  };
+
+  /// A node's table: node index and index into its tables.
+  struct table_ref {
+    std::size_t node = 0;
+    std::size_t table = 0;
+    friend bool operator==(const table_ref&, const table_ref&) = default;
   };
 
   /// Builder: adds a node of a registered operator (validated when the graph is built).
@@ -137,8 +147,10 @@ class graph {
           s,
           given_[i] ? given_[i] : std::shared_ptr<const configured_operator>(registry_->find(s.op).configure(s.params)),
           {},
+          {},
           {}};
       n.outputs = n.op->outputs();
+      n.tables = n.op->tables();
       if (s.inputs.size() != n.op->arity())
         throw invalid_input("graph node '" + s.name + "': operator '" + s.op + "' takes " +
                             std::to_string(n.op->arity()) + " input" + (n.op->arity() == 1 ? "" : "s") + ", got " +
@@ -187,6 +199,13 @@ class graph {
   const std::vector<node>& nodes() const { return checked().nodes_; }
   /// The graph's outputs: kept nodes' outputs, and every output nobody reads.
   const std::vector<cube_ref>& outputs() const { return checked().outputs_; }
+  /// Every node's tables, in node order: all of them are outputs of the graph.
+  const std::vector<table_ref>& tables() const { return checked().tables_; }
+  /// File-style name of a table: "<node>_<suffix>".
+  std::string table_name(const table_ref& r) const {
+    const auto& n = nodes().at(r.node);
+    return n.spec.name + "_" + n.tables.at(r.table).suffix;
+  }
   /// File-style name of an output: "<node>[_<suffix>]".
   std::string output_name(const cube_ref& r) const {
     const auto& n = nodes().at(r.node);
@@ -278,6 +297,9 @@ class graph {
     for (std::size_t k = 0; k < nodes_.size(); ++k)
       for (std::size_t o = 0; o < nodes_[k].outputs.size(); ++o)
         if (nodes_[k].spec.keep || !consumed.count({k, o})) outputs_.push_back({k, o});
+    tables_.clear();
+    for (std::size_t k = 0; k < nodes_.size(); ++k)
+      for (std::size_t t = 0; t < nodes_[k].tables.size(); ++t) tables_.push_back({k, t});
   }
 
   const registry* registry_ = nullptr;
@@ -285,6 +307,7 @@ class graph {
   std::vector<std::shared_ptr<const configured_operator>> given_;  ///< per spec: configured by the caller, or null
   std::vector<node> nodes_;
   std::vector<cube_ref> outputs_;
+  std::vector<table_ref> tables_;
   bool built_ = false;
 };
 

@@ -17,12 +17,15 @@
 namespace dwsr {
 
 /// Runs `g` on `cube` in `ctx` and returns its outputs (in the order of
-/// g.outputs()). Nodes that reduce over the cube reduce their own input, as on
-/// any whole cube.
+/// g.outputs()); table rows go to `tables` (the cube is one block: positions
+/// are the cube's). Nodes that reduce over the cube reduce their own input, as
+/// on any whole cube.
 template <ExecutionContext Ctx>
-std::vector<buffer<float, Ctx>> run_in_place(Ctx& ctx, const graph& g, cube_view<const float> cube) {
+std::vector<buffer<float, Ctx>> run_in_place(Ctx& ctx, const graph& g, cube_view<const float> cube,
+                                             const table_rows& tables = {}) {
   std::vector<buffer<float, Ctx>> outputs(g.outputs().size());
-  run_graph_block(ctx, g, cube, {}, [&](std::size_t k, buffer<float, Ctx>& out) { outputs[k] = std::move(out); });
+  run_graph_block(
+      ctx, g, cube, {}, [&](std::size_t k, buffer<float, Ctx>& out) { outputs[k] = std::move(out); }, tables);
   return outputs;
 }
 

@@ -20,12 +20,14 @@
 
 namespace dwsr {
 
-/// Operators of `r` with one input and a float32 first output, in registration order.
+/// Operators of `r` with one input and a float32 first output, in
+/// registration order (not event_picks: its only output is a table).
 inline std::vector<std::string> chainable_operators(const registry& r) {
   std::vector<std::string> out;
   for (const auto& e : r.entries()) {
     const auto op = e.configure();
-    if (op->arity() == 1 && op->outputs().front().type == dtype::float32) out.push_back(e.name);
+    if (op->arity() == 1 && !op->outputs().empty() && op->outputs().front().type == dtype::float32)
+      out.push_back(e.name);
   }
   return out;
 }

@@ -6,6 +6,7 @@
 /// identical in both. Event nodes: 0 is the graph's input, k + 1 is node k.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <type_traits>
@@ -22,6 +23,10 @@ constexpr node_id event_node(std::size_t k) { return static_cast<node_id>(k + 1)
 /// Cube-wide reductions per node (empty optional: the node has none, or runs
 /// on a whole cube and reduces its own input).
 using node_reductions = std::vector<std::optional<reduction>>;
+
+/// Receives the rows of a graph's tables: (index into graph::tables(), rows,
+/// count), with positions in the block's indices (see table_spec).
+using table_rows = std::function<void(std::size_t table, const void* rows, std::uint64_t count)>;
 
 /// The nodes whose outputs node k reads, directly or through other nodes (not k itself).
 inline std::vector<bool> ancestors(const graph& g, std::size_t k) {
@@ -48,6 +53,16 @@ inline std::vector<std::vector<std::size_t>> last_readers(const graph& g) {
       if (r.node != cube_ref::input) last[r.node][r.output] = k;
   return last;
 }
+
+/// Hands a node's tables to the graph's receiver under their graph indices.
+struct node_tables final : table_writer {
+  explicit node_tables(const table_rows& receiver) : to(&receiver) {}
+  void write(std::size_t table, const void* rows, std::uint64_t count) override {
+    if (*to) (*to)(first + table, rows, count);
+  }
+  const table_rows* to;
+  std::size_t first = 0;  ///< graph index of the node's first table
+};
 }  // namespace detail
 
 /// Runs `g` on `input` (a block, already allocated by the caller) and calls
@@ -57,10 +72,12 @@ inline std::vector<std::vector<std::size_t>> last_readers(const graph& g) {
 /// move the buffer out: the caller then owns the output and its free event
 /// (graph/in_place.hpp). Nodes [0, stop) only, when `stop`
 /// is given (used by reduction passes); then `inspect(k, views)` is called with
-/// the inputs of node `stop` before anything is freed.
+/// the inputs of node `stop` before anything is freed. Table rows go to
+/// `tables` (computing contexts only; dropped when it is empty).
 template <ExecutionContext Ctx, class Consume, class Inspect>
 void run_graph_block(Ctx& ctx, const graph& g, cube_view<const float> input, const node_reductions& reductions,
-                     Consume&& consume, std::optional<std::size_t> stop, Inspect&& inspect) {
+                     Consume&& consume, std::optional<std::size_t> stop, Inspect&& inspect,
+                     const table_rows& tables = {}) {
   const auto& ns = g.nodes();
   const auto last = detail::last_readers(g);
   const auto& outs = g.outputs();
@@ -71,12 +88,14 @@ void run_graph_block(Ctx& ctx, const graph& g, cube_view<const float> input, con
   std::vector<std::vector<buf>> live(ns.size());
   std::vector<std::vector<std::byte*>> data(ns.size());
   const auto shape = input.shape();
+  detail::node_tables to_graph(tables);
   auto view_of = [&](const cube_ref& r) {
     return r.node == cube_ref::input
                ? input
                : cube_view<const float>(reinterpret_cast<const float*>(data[r.node][r.output]), shape);
   };
   for (std::size_t k = 0; k < end; ++k) {
+    if (k > 0) to_graph.first += ns[k - 1].tables.size();
     if (!needed[k]) continue;
     const auto& n = ns[k];
     ctx.set_node(event_node(k));
@@ -92,7 +111,7 @@ void run_graph_block(Ctx& ctx, const graph& g, cube_view<const float> input, con
     std::vector<cube_view<const float>> ins;
     for (const auto& r : n.inputs) ins.push_back(view_of(r));
     const auto& red = reductions.size() > k ? reductions[k] : std::optional<reduction>{};
-    n.op->run(ctx, std::span<const cube_view<const float>>(ins), refs, red ? &*red : nullptr);
+    n.op->run(ctx, std::span<const cube_view<const float>>(ins), refs, red ? &*red : nullptr, &to_graph);
     // Hand over graph outputs, then free whatever nobody reads any more.
     for (std::size_t o = 0; o < n.outputs.size(); ++o) {
       const auto it = std::find(outs.begin(), outs.end(), cube_ref{k, o});
@@ -119,12 +138,14 @@ void run_graph_block(Ctx& ctx, const graph& g, cube_view<const float> input, con
   ctx.set_node(0);
 }
 
-/// Runs all of `g` on `input`, handing graph outputs to consume(index, array_ref).
+/// Runs all of `g` on `input`, handing graph outputs to consume(index, array_ref)
+/// and table rows to `tables`.
 template <ExecutionContext Ctx, class Consume>
 void run_graph_block(Ctx& ctx, const graph& g, cube_view<const float> input, const node_reductions& reductions,
-                     Consume&& consume) {
-  run_graph_block(ctx, g, input, reductions, consume, std::nullopt,
-                  [](std::size_t, std::span<const cube_view<const float>>) {});
+                     Consume&& consume, const table_rows& tables = {}) {
+  run_graph_block(
+      ctx, g, input, reductions, consume, std::nullopt, [](std::size_t, std::span<const cube_view<const float>>) {},
+      tables);
 }
 
 }  // namespace dwsr

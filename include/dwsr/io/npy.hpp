@@ -64,12 +64,13 @@ namespace detail {
 
 /// NumPy's descr of a dtype.
 constexpr std::string_view npy_descr(dtype t) noexcept {
-  constexpr std::string_view descr[] = {"<f4", "<c8", "<i8"};  // in the order of dtype's values
+  constexpr std::string_view descr[] = {"<f4", "<c8", "<i8", "<i4"};  // in the order of dtype's values
   return descr[static_cast<std::size_t>(t)];
 }
 
 inline constexpr std::string_view npy_magic{"\x93NUMPY", 6};
-inline constexpr const char* npy_supported = "supported: '<f4' (float32), '<c8' (complex64), '<i8' (int64)";
+inline constexpr const char* npy_supported =
+    "supported: '<f4' (float32), '<c8' (complex64), '<i8' (int64), '<i4' (int32)";
 
 /// The dtype of a descr, or an io_error naming the file, the descr and what is supported.
 inline dtype npy_dtype(const std::filesystem::path& path, const std::string& descr) {
@@ -78,7 +79,7 @@ inline dtype npy_dtype(const std::filesystem::path& path, const std::string& des
                    "; convert with numpy: a.astype(a.dtype.newbyteorder('<'))");
   // '=' is native order, little-endian on every host dwsr supports.
   const std::string little = (!descr.empty() && descr[0] == '=') ? std::string("<").append(descr, 1) : descr;
-  for (auto t : {dtype::float32, dtype::complex64, dtype::int64})
+  for (auto t : {dtype::float32, dtype::complex64, dtype::int64, dtype::int32})
     if (little == npy_descr(t)) return t;
   throw io_error(quoted(path) + ": unsupported dtype " + quote(descr) + "; " + npy_supported);
 }
@@ -185,10 +186,13 @@ host_cube<T> load_npy(const std::filesystem::path& path) {
 }
 
 /// The header block (magic, version, length, dictionary, padding) of a .npy
-/// file with this descr ("<f8", ...) and dims: version 1.0 when it fits, else 2.0; padded so
-/// that the data starts on a 64-byte boundary.
+/// file with this descr ("<f8", ..., or a structured type's list of fields,
+/// "[('a', '<u4'), ...]", written as is) and dims: version 1.0 when it fits,
+/// else 2.0; padded so that the data starts on a 64-byte boundary.
 inline std::string npy_header_bytes(std::string_view descr, const std::vector<std::uint64_t>& dims) {
-  std::string dict = "{'descr': '" + std::string(descr) + "', 'fortran_order': False, 'shape': (";
+  const std::string quote_mark = !descr.empty() && descr.front() == '[' ? "" : "'";
+  std::string dict =
+      "{'descr': " + quote_mark + std::string(descr) + quote_mark + ", 'fortran_order': False, 'shape': (";
   for (std::size_t i = 0; i < dims.size(); ++i) dict += std::to_string(dims[i]) + (i + 1 < dims.size() ? ", " : "");
   dict += dims.size() == 1 ? ",), }" : "), }";
   for (std::uint64_t len_bytes : {2u, 4u}) {

@@ -39,7 +39,7 @@
     X(operators::glcm_mean) X(operators::glcm_variance) X(operators::glcm_std) X(operators::glcm_entropy) \
     X(operators::lbp2d) X(operators::lbp3d) \
   /* combination */ X(operators::sweetness_from) X(operators::dominant_frequency_from) \
-  /* interpretation (not in the reference) */ X(operators::geobody_labels)
+  /* interpretation (not in the reference) */ X(operators::geobody_labels) X(operators::event_picks_table)
 // clang-format on
 
 namespace dwsr {

@@ -46,6 +46,7 @@ struct pick {
   float value = 0;
   friend bool operator==(const pick&, const pick&) = default;
 };
+static_assert(sizeof(pick) == 16, "pick is a packed table row");
 
 /// Settings of event_picks.
 struct event_picks_options {

@@ -49,20 +49,22 @@
 namespace dwsr::operators {
 
 /// One row of the statistics table, in the whole cube's indices
-/// (inline, crossline, sample).
+/// (inline, crossline, sample). Packed, position first: a table row of the
+/// geobodies operator (ops/protocol.hpp's table_spec).
 struct body_stats {
-  std::uint64_t voxels = 0;              ///< number of voxels
   std::array<std::uint32_t, 3> first{};  ///< first voxel in C order (the canonical order's key)
   std::array<std::uint32_t, 3> lo{};     ///< bounding box, inclusive
   std::array<std::uint32_t, 3> hi{};     ///< bounding box, inclusive
-  double sum = 0;                        ///< sum of the attribute over the body
   float peak = 0;                        ///< largest value of the attribute in the body
+  std::uint64_t voxels = 0;              ///< number of voxels
+  double sum = 0;                        ///< sum of the attribute over the body
   /// Mean of the attribute over the body.
   double mean() const noexcept { return sum / static_cast<double>(voxels); }
 };
+static_assert(sizeof(body_stats) == 56, "body_stats is a packed table row");
 
-/// The element types of a label cube: int32, as the labels are counted, or
-/// int64, the integer type of dwsr's cubes (the geobodies operator's output).
+/// The element types of a label cube: int32, as the labels are counted (the
+/// geobodies operator's output), or int64.
 template <class L>
 concept LabelType = std::same_as<L, std::int32_t> || std::same_as<L, std::int64_t>;
 
@@ -203,7 +205,7 @@ buffer<body_stats, Ctx> label_box(Ctx& ctx, cube_view<const float> in, cube_view
           auto& b = st[p[k] - 1];
           const std::array<std::uint32_t, 3> at{il, xl, static_cast<std::uint32_t>(origin[2] + r[k].start)};
           const std::uint32_t last = static_cast<std::uint32_t>(origin[2] + r[k].end - 1);
-          if (b.voxels == 0) b = {0, at, at, {il, xl, last}, 0.0, v[r[k].start]};
+          if (b.voxels == 0) b = {at, at, {il, xl, last}, v[r[k].start], 0, 0.0};
           b.voxels += r[k].end - r[k].start;
           for (std::size_t a = 0; a < 3; ++a) {
             b.lo[a] = std::min(b.lo[a], at[a]);
@@ -346,7 +348,7 @@ buffer<body_stats, Ctx> geobodies_blocked(Ctx& ctx, cube_view<const float> in, c
         for (std::uint64_t j = 0; j < local[b].size(); ++j) {
           const auto& f = local[b][j];
           auto& to = st[key[detail::find_root(p, static_cast<std::uint32_t>(base[b] + j))] - 1];
-          if (to.voxels == 0) to = {0, f.first, f.lo, f.hi, 0.0, f.peak};
+          if (to.voxels == 0) to = {f.first, f.lo, f.hi, f.peak, 0, 0.0};
           to.voxels += f.voxels;
           to.first = std::min(to.first, f.first);
           for (std::size_t a = 0; a < 3; ++a) {

@@ -24,6 +24,12 @@ inline nlohmann::json describe(const operator_entry& e) {
     outputs.push_back({{"name", e.name + (o.suffix.empty() ? "" : "_" + o.suffix) + ".npy"},
                        {"suffix", o.suffix},
                        {"dtype", name_of(o.type)}});
+  nlohmann::json tables = nlohmann::json::array();
+  for (const auto& t : op->tables()) {
+    nlohmann::json columns = nlohmann::json::array();
+    for (const auto& c : t.columns) columns.push_back({{"name", c.name}, {"dtype", numpy_descr(c.type)}});
+    tables.push_back({{"name", e.name + "_" + t.suffix + ".npy"}, {"suffix", t.suffix}, {"columns", columns}});
+  }
   return {{"name", e.name},
           {"family", e.family},
           {"summary", e.summary},
@@ -36,7 +42,8 @@ inline nlohmann::json describe(const operator_entry& e) {
             {"whole_inlines", h.whole_inlines},
             {"whole_crosslines", h.whole_crosslines}}},
           {"reduction_passes", op->reduction_passes()},
-          {"outputs", outputs}};
+          {"outputs", outputs},
+          {"tables", tables}};
 }
 
 /// Every entry of a registry as a JSON array, in registration order.

@@ -43,11 +43,16 @@ namespace dwsr {
 
 namespace detail {
 
+/// A table_writer that drops the rows (a caller that wants no tables).
+struct discard_tables final : table_writer {
+  void write(std::size_t, const void*, std::uint64_t) override {}
+};
+
 /// Runs `op` in `c` on its input cubes: reducing its single input first when it
-/// needs a reduction and none is given.
+/// needs a reduction and none is given; tables go to `t` (dropped when null).
 template <Operator Op, ExecutionContext Ctx>
 void run_operator(const Op& op, Ctx& c, std::span<const cube_view<const float>> in, std::span<const array_ref> out,
-                  const reduction* r) {
+                  const reduction* r, table_writer* t) {
   constexpr auto arity = arity_of<Op>();
   if (in.size() != arity)
     throw invalid_input("operator '" + std::string(Op::name) + "' reads " + std::to_string(arity) + " cube" +
@@ -55,6 +60,9 @@ void run_operator(const Op& op, Ctx& c, std::span<const cube_view<const float>> 
                         (arity > 1 ? "; use it in a graph whose nodes provide them" : ""));
   if constexpr (MultiInputOperator<Op>) {
     op.run(c, in, out);
+  } else if constexpr (TableOperator<Op>) {
+    discard_tables none;
+    op.run(c, in[0], out, t ? *t : none);
   } else if constexpr (ReducingOperator<Op>) {
     if (r) return op.run(c, in[0], out, *r);
     reduction own;
@@ -93,14 +101,14 @@ void reduce_operator(const Op& op, Ctx& c, cube_view<const float> in, const box3
 template <class Ctx>
 struct context_entry {
   void (*run)(const void* op, Ctx&, std::span<const cube_view<const float>>, std::span<const array_ref>,
-              const reduction*);
+              const reduction*, table_writer*);
   void (*reduce)(const void* op, Ctx&, cube_view<const float>, const box3&, std::size_t, reduction&);
 };
 
 template <Operator Op, class Ctx>
 constexpr context_entry<Ctx> entry_for() {
   return {[](const void* op, Ctx& c, std::span<const cube_view<const float>> in, std::span<const array_ref> out,
-             const reduction* r) { run_operator(*static_cast<const Op*>(op), c, in, out, r); },
+             const reduction* r, table_writer* t) { run_operator(*static_cast<const Op*>(op), c, in, out, r, t); },
           [](const void* op, Ctx& c, cube_view<const float> in, const box3& w, std::size_t pass, reduction& acc) {
             reduce_operator(*static_cast<const Op*>(op), c, in, w, pass, acc);
           }};
@@ -140,13 +148,16 @@ class configured_operator {
   virtual std::size_t reduction_passes() const = 0;
   /// Number of input cubes.
   virtual std::size_t arity() const = 0;
+  /// The tables it writes beside its cubes (none for most operators).
+  virtual std::vector<table_spec> tables() const = 0;
 
   /// Runs on arity() input cubes of one shape; a null reduction means "reduce
-  /// the input first" (for operators with reduction passes).
+  /// the input first" (for operators with reduction passes). Table rows go to
+  /// `tables` (dropped when null).
   template <ExecutionContext Ctx>
   void run(Ctx& c, std::span<const cube_view<const float>> in, std::span<const array_ref> out,
-           const reduction* r = nullptr) const {
-    entry<Ctx>().run(target(), c, in, out, r);
+           const reduction* r = nullptr, table_writer* tables = nullptr) const {
+    entry<Ctx>().run(target(), c, in, out, r, tables);
   }
   /// Runs on one whole cube (reducing it first when the operator needs it).
   template <ExecutionContext Ctx>
@@ -206,6 +217,12 @@ class operator_model<Op, context_list<Contexts...>> final : public configured_op
       return 0;
   }
   std::size_t arity() const override { return arity_of<Op>(); }
+  std::vector<table_spec> tables() const override {
+    if constexpr (TableOperator<Op>)
+      return op_.tables();
+    else
+      return {};
+  }
 
  protected:
   const void* entry_of(const std::type_info& context) const noexcept override {

@@ -1,11 +1,13 @@
 #pragma once
 /// \file The value types of the operator protocol (see dwsr/concepts.hpp): what
 /// an operator reads beyond a voxel (halo), what it writes (output_spec), and
-/// what a cube-wide reduction carries between blocks (reduction, box3).
+/// what a cube-wide reduction carries between blocks (reduction, box3), and
+/// the tables some operators write beside their cubes (table_spec).
 
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dwsr/core/dtype.hpp"
@@ -54,6 +56,60 @@ struct box3 {
 struct output_spec {
   std::string suffix;
   dtype type = dtype::float32;
+};
+
+/// Element type of a table column.
+enum class column_type : std::uint8_t { uint32, uint64, float32, float64 };
+
+/// Bytes of one value of type t.
+constexpr std::uint64_t size_of(column_type t) noexcept {
+  return t == column_type::uint32 || t == column_type::float32 ? 4 : 8;
+}
+
+/// NumPy's little-endian type string of t ("<u4", ...).
+constexpr std::string_view numpy_descr(column_type t) noexcept {
+  switch (t) {
+    case column_type::uint32: return "<u4";
+    case column_type::uint64: return "<u8";
+    case column_type::float32: return "<f4";
+    case column_type::float64: return "<f8";
+  }
+  return "?";
+}
+
+/// One column of a table: its name and type.
+struct table_column {
+  std::string name;
+  column_type type = column_type::float32;
+};
+
+/// A table an operator writes beside its cubes: rows whose number is known
+/// only once the data is read (event picks, per-body statistics). Rows are
+/// packed structs, columns in order without padding. Every row begins with its
+/// position, three uint32 columns (inline, crossline, sample) in the indices of
+/// the operator's input cube: a chunked execution keeps the rows of a block
+/// whose position is in the block's interior, moves them to the whole cube's
+/// indices and orders the table by position (C order), so that it does not
+/// depend on the chunking.
+struct table_spec {
+  std::string suffix;                 ///< file suffix: <node>_<suffix>.npy
+  std::vector<table_column> columns;  ///< the first three: the position, uint32
+  /// Bytes of one row.
+  std::uint64_t row_bytes() const noexcept {
+    std::uint64_t n = 0;
+    for (const auto& c : columns) n += size_of(c.type);
+    return n;
+  }
+};
+
+/// Where an operator's table rows go (see table_spec); called from the
+/// operator's control thread, in computing contexts only, while the rows'
+/// buffer is still alive (the receiver copies them).
+class table_writer {
+ public:
+  virtual ~table_writer() = default;
+  /// `count` rows of the operator's table `table`, packed as its spec says.
+  virtual void write(std::size_t table, const void* rows, std::uint64_t count) = 0;
 };
 
 }  // namespace dwsr

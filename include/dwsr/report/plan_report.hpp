@@ -144,6 +144,7 @@ inline nlohmann::json advice_report(const advice& a, const std::string& graph, s
           {"next_larger", next},
           {"dask_default", evaluation_json(a.dask, input_bytes)},
           {"candidates", a.candidates},
+          {"peak_is_bound", a.peak_is_bound},
           {"seconds", a.seconds}};
 }
 
