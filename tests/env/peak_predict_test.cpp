@@ -242,6 +242,7 @@ TEST_CASE("PeakPredict picks the label by name and leaves out rows without one")
   const auto& d = small_dataset();
   const auto requested = jobs_from_dataset(d);
   CHECK(requested.size() == d.rows());
+  CHECK(generate_peak_jobs(operators::catalogue(), d.options).x == requested.x);  // the same draw
   const auto reserved = jobs_from_dataset(d, {.label = "peak_reserved_host_pages"});
   CHECK(reserved.size() == d.rows());
   CHECK(reserved.peak != requested.peak);

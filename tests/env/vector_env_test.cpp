@@ -55,8 +55,12 @@ struct missing_step {
   void reset(std::optional<std::uint64_t>, std::span<float>, info_type&) {}
 };
 
+/// Action 1 is valid only in the episode's first two steps.
 struct masked_env : counter_env {
-  void action_mask(std::span<std::uint8_t> mask) const { mask[0] = mask[1] = 1; }
+  void action_mask(std::span<std::uint8_t> mask) const {
+    mask[0] = 1;
+    mask[1] = t < 2;
+  }
 };
 
 static_assert(Environment<counter_env>);
@@ -220,4 +224,21 @@ TEST_CASE("vector_env of PeakPredict: env i is the single environment seeded see
     e.reset(std::nullopt, std::span<float>(&obs, 1), info);
     CHECK(obs == steps[2].obs[i]);
   }
+}
+
+TEST_CASE("vector_env gathers the action masks of masked environments, one row each") {
+  vector_env<masked_env> v(std::vector<masked_env>(2), autoreset_mode::disabled);
+  std::vector<float> obs(4);
+  std::vector<double> rewards(2);
+  std::vector<std::uint8_t> term(2), trunc(2), masks(4);
+  v.reset(0, obs);
+  v.action_masks(masks);
+  CHECK(masks == std::vector<std::uint8_t>{1, 1, 1, 1});
+  const std::vector<std::int64_t> actions{0, 0};
+  v.step(actions, {obs, rewards, term, trunc, {}, {}, {}});
+  v.step(actions, {obs, rewards, term, trunc, {}, {}, {}});
+  v.action_masks(masks);
+  CHECK(masks == std::vector<std::uint8_t>{1, 0, 1, 0});
+  std::vector<std::uint8_t> short_masks(3);
+  CHECK_THROWS_WITH(v.action_masks(short_masks), Catch::Contains("expected 4"));
 }

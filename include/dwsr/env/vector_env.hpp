@@ -130,6 +130,14 @@ class vector_env {
     started_ = true;
   }
 
+  /// Writes each environment's action mask (MaskedEnvironment) into row i of
+  /// `masks`, N x n bytes for n actions: 1 where the action is valid now.
+  void action_masks(std::span<std::uint8_t> masks) const requires MaskedEnvironment<Env> {
+    const auto n = std::size_t(envs_[0].action_space().n);
+    check(masks, n, "action masks");
+    for (std::size_t i = 0; i < size(); ++i) envs_[i].action_mask(masks.subspan(i * n, n));
+  }
+
   /// Steps every environment with its action (N x action_dim values) and
   /// resets those whose episode ended as the mode says (see the file
   /// comment). Invalid actions are the environments' business (each
