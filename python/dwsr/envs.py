@@ -194,8 +194,9 @@ class PeakPredictVectorEnv(VectorEnv):
     Infos follow Gymnasium's vector convention: ``info["job"]`` is an array
     over the batch and ``info["_job"]`` marks every environment.
     A batch of actions that does not hold ``num_envs`` actions raises
-    InvalidInputError; an invalid action within it is the environment's
-    business (see the module's doc).
+    InvalidInputError; an invalid action within it is scored as the module's
+    doc says, and a batch that does not convert to numbers is a batch of
+    invalid actions.
     """
 
     metadata: Dict[str, Any] = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
@@ -240,10 +241,11 @@ class PeakPredictVectorEnv(VectorEnv):
         return self._out(self._core.observations), self._infos(self._core.infos, self._all)
 
     def step(self, actions: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Dict[str, Any]]:
-        if self._action == "box":
-            self._core.step(np.asarray(actions, dtype=np.float32))
-        else:
-            self._core.step(self._bins(actions))
+        try:
+            batch = np.asarray(actions, dtype=np.float32) if self._action == "box" else self._bins(actions)
+        except (TypeError, ValueError, OverflowError):  # not numbers: every action of the batch is invalid
+            batch = np.full(self.num_envs, np.nan, np.float32) if self._action == "box" else np.full(self.num_envs, -1)
+        self._core.step(batch)
         c = self._core
         infos = self._infos(c.infos, self._all)
         if self.autoreset_mode == AutoresetMode.SAME_STEP:

@@ -205,6 +205,9 @@ def test_invalid_actions_in_a_batch_are_scored_and_a_batch_of_the_wrong_size_rai
     _, rewards, terminated, _, info = envs.step(np.array([-1.0, 2.5, 3.0]))
     assert list(info["invalid_action"]) == [True, True, False] and terminated.all()
     assert rewards[0] == rewards[1] == -10.0
+    _, rewards, _, _, info = envs.step(np.array([1, 1, 1]))  # next_step: the resets
+    _, rewards, _, _, info = envs.step(["a", "b", "c"])
+    assert info["invalid_action"].all() and (rewards == -10.0).all()
     with pytest.raises(dwsr.InvalidInputError, match="expected 3"):
         envs.step(np.array([1, 2]))
     with pytest.raises(dwsr.InvalidInputError, match="autoreset_mode"):
