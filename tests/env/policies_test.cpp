@@ -9,8 +9,10 @@
 #include <set>
 
 #include "dwsr/env/bandit_training.hpp"
+#include "dwsr/env/peak_training.hpp"
 #include "dwsr/env/policies.hpp"
 #include "dwsr/operators/catalogue.hpp"
+#include "io/temp_dir.hpp"
 
 using namespace dwsr;
 using namespace dwsr::env;
@@ -116,6 +118,22 @@ TEST_CASE("training is deterministic: the same seed gives the same curve and pol
   CHECK(a.first == b.first);
   CHECK(a.second == b.second);
   CHECK(a.first != c.first);
+
+  // The JSON state reads back into the same policy.
+  peak_predict_bins trained_env(pool());
+  linucb trained(trained_env.observation_space(), trained_env.action_space());
+  train_bandit(trained_env, trained, {.steps = 2000, .seed = 1});
+  auto again = linucb::from_json(trained_env.observation_space(), trained.to_json());
+  CHECK(again.to_json() == trained.to_json());
+  std::vector<float> obs(trained_env.observation_space().size());
+  peak_info info;
+  trained_env.reset(9, obs, info);
+  for (int k = 0; k < 50; ++k, trained_env.reset(std::nullopt, obs, info)) CHECK(again.act(obs) == trained.act(obs));
+  auto broken = trained.to_json();
+  broken["arms"][3]["theta"].erase(0);
+  CHECK_THROWS_WITH(linucb::from_json(trained_env.observation_space(), broken),
+                    Catch::Contains("arm 3's theta is not an array of"));
+  CHECK_THROWS_AS(linucb::from_json(trained_env.observation_space(), nlohmann::json::object()), invalid_input);
   peak_predict_bins env(pool());
   linucb p(env.observation_space(), env.action_space());
   CHECK_THROWS_AS(train_bandit(env, p, {.steps = 0}), invalid_input);
@@ -143,4 +161,23 @@ TEST_CASE("LinUCB trained on train jobs beats the random policy on held-out test
   CHECK(learned.oom_rate < random.oom_rate);
   // The policy improved while it learned (later windows lose less than the first).
   CHECK(curve.back().mean_reward > curve.front().mean_reward);
+}
+
+TEST_CASE("a trained policy's files read back into the same LinUCB") {
+  dwsr::test::temp_dir dir;
+  const auto t = train_peak_predict(pool(), {.steps = 2000, .seed = 3, .window = 500, .eval_episodes = 200});
+  CHECK(t.curve.size() == 4);
+  CHECK(t.policy["test"]["episodes"] == 200);
+  write_peak_training(dir / "run", t);
+  const auto p = read_peak_policy(dir / "run" / "policy.json");
+  CHECK(p.to_json() == t.policy["linucb"]);
+  CHECK(p.actions() == 16);
+
+  const auto random = train_peak_predict(pool(), {.policy = "random", .steps = 100, .eval_episodes = 10});
+  write_peak_training(dir / "random", random);
+  CHECK_THROWS_WITH(read_peak_policy(dir / "random" / "policy.json"), Catch::Contains("expected linucb"));
+  CHECK_THROWS_AS(read_peak_policy(dir / "run" / "curve.csv"), io_error);
+  CHECK_THROWS_AS(read_peak_policy(dir / "missing.json"), io_error);
+  CHECK_THROWS_AS(train_peak_predict(pool(), {.policy = "ppo"}), invalid_input);
+  CHECK_THROWS_AS(train_peak_predict(pool(), {.eval_episodes = 0}), invalid_input);
 }

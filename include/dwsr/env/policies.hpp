@@ -163,8 +163,50 @@ class linucb {
   /// Times action k was learned from.
   std::uint64_t pulls(std::size_t k) const { return arms_.at(k).pulls; }
 
+  /// The policy to_json() wrote, for observations of `space` (the space it
+  /// was trained on). Throws invalid_input naming the first entry that is
+  /// missing, of the wrong size or not a number.
+  static linucb from_json(const box_space& space, const nlohmann::json& doc) {
+    auto number = [&](const nlohmann::json& j, const std::string& what) {
+      if (!j.is_number()) throw invalid_input("LinUCB state: " + what + " is not a number");
+      return j.get<double>();
+    };
+    auto vector = [&](const nlohmann::json& j, std::size_t n, const std::string& what) {
+      if (!j.is_array() || j.size() != n)
+        throw invalid_input("LinUCB state: " + what + " is not an array of " + std::to_string(n) + " numbers");
+      Eigen::VectorXd v(static_cast<Eigen::Index>(n));
+      for (std::size_t k = 0; k < n; ++k) v[Eigen::Index(k)] = number(j[k], what);
+      return v;
+    };
+    auto field = [&](const nlohmann::json& j, const char* key) -> const nlohmann::json& {
+      if (!j.is_object() || !j.contains(key)) throw invalid_input(std::string("LinUCB state without ") + key);
+      return j[key];
+    };
+    const linucb_options o{.alpha = number(field(doc, "alpha"), "alpha"),
+                           .ridge = number(field(doc, "ridge"), "ridge"),
+                           .reward_floor = number(field(doc, "reward_floor"), "reward_floor")};
+    const auto& arms = field(doc, "arms");
+    if (!arms.is_array()) throw invalid_input("LinUCB state: arms is not an array");
+    linucb p(space, {std::int64_t(arms.size())}, o);
+    const auto d = p.dim();
+    for (std::size_t k = 0; k < arms.size(); ++k) {
+      const auto where = "arm " + std::to_string(k);
+      auto& a = p.arms_[k];
+      const auto& rows = field(arms[k], "a_inverse");
+      if (!rows.is_array() || rows.size() != d)
+        throw invalid_input("LinUCB state: " + where + "'s a_inverse is not " + std::to_string(d) + " rows");
+      for (std::size_t r = 0; r < d; ++r) a.a_inv.row(Eigen::Index(r)) = vector(rows[r], d, where + "'s a_inverse row");
+      a.b = vector(field(arms[k], "b"), d, where + "'s b");
+      a.theta = vector(field(arms[k], "theta"), d, where + "'s theta");
+      const auto& pulls = field(arms[k], "pulls");
+      if (!pulls.is_number_unsigned()) throw invalid_input("LinUCB state: " + where + "'s pulls is not a count");
+      a.pulls = pulls.get<std::uint64_t>();
+    }
+    return p;
+  }
+
   /// The learned state as JSON: the options, and per action its inverse
-  /// design matrix (rows), b, theta and pulls.
+  /// design matrix (rows), b, theta and pulls (from_json reads it back).
   nlohmann::json to_json() const {
     nlohmann::json arms = nlohmann::json::array();
     for (const auto& a : arms_) {
