@@ -23,6 +23,7 @@
 #include "plan_command.hpp"
 #include "replay_command.hpp"
 #include "run_command.hpp"
+#include "train_command.hpp"
 
 namespace {
 
@@ -72,6 +73,7 @@ int main(int argc, char** argv) {
   dwsr::cli::add_calibrate_command(app);
   dwsr::cli::add_dataset_command(app);
   dwsr::cli::add_colocate_command(app);
+  dwsr::cli::add_train_command(app);
 
   try {
     app.parse(argc, argv);

@@ -39,6 +39,8 @@
 
 namespace py = pybind11;
 
+void register_envs(py::module_& m);  // envs.cpp
+
 namespace {
 
 using dwsr::shape3;
@@ -438,4 +440,5 @@ PYBIND11_MODULE(_core, m) {
         py::arg("graphs"), py::arg("profile"), py::arg("cores"), py::arg("out"), py::arg("csv"));
   m.def("replay_json", &replay_json, py::arg("trace"), py::arg("allocators"), py::arg("capacity"), py::arg("gpu"),
         py::arg("what_if"), py::arg("timeline"));
+  register_envs(m);
 }

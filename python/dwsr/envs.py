@@ -1,0 +1,289 @@
+"""Reinforcement-learning environments for memory estimators, as Gymnasium classes (docs/env.md).
+
+Importing this module registers ``dwsr/PeakPredict-v0``::
+
+    import gymnasium as gym
+    import dwsr.envs
+
+    env = gym.make("dwsr/PeakPredict-v0")                                 # jobs generated from pool_seed 0
+    env = gym.make("dwsr/PeakPredict-v0", dataset="data/peak", split="test", action="bins")
+    envs = gym.make_vec("dwsr/PeakPredict-v0", num_envs=64, vectorization_mode="vector_entry_point")
+
+PeakPredict is a contextual bandit: each episode is one step. The observation
+is a job's feature vector (float32, each feature within its range over the
+pool); the action predicts the job's peak memory, either log2 of the bytes
+(``action="box"``, a Box of one float32) or one of ``bins`` quantile bins of
+the train peaks (``action="bins"``, Discrete). The reward is ``oom_reward``
+(-10) for a prediction below the true peak, else minus the memory left idle
+relative to the peak: ``-(predicted - true) / true``.
+
+An invalid action (NaN, outside the Box, not one value, a bin outside 0 to
+bins - 1, a value that is not a number) never raises from ``step``: it costs
+``oom_reward``, ends the episode, and sets ``info["invalid_action"]``.
+
+``make_vec(..., vectorization_mode="vector_entry_point")`` returns
+:class:`PeakPredictVectorEnv`, the C++ batch: it steps the environments in
+parallel and writes into NumPy arrays it owns, which ``step`` and ``reset``
+return without a copy (the next call overwrites them; ``copy=True`` returns
+copies instead).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any, Dict, Optional, Tuple, Union
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from . import _core
+from ._errors import InvalidInputError
+
+__all__ = ["PeakPredictEnv", "PeakPredictVectorEnv", "peak_jobs"]
+
+PathLike = Union[str, os.PathLike]
+_INFO_KEYS = ("job", "true_peak", "predicted", "oom", "invalid_action")
+_MODES = {AutoresetMode.NEXT_STEP: "next_step", AutoresetMode.SAME_STEP: "same_step",
+          AutoresetMode.DISABLED: "disabled"}
+
+
+@functools.lru_cache(maxsize=8)
+def _generated(rows: int, pool_seed: int, graphs: int, label: str, split_by: str) -> _core.PeakJobs:
+    return _core.PeakJobs.generate(rows, pool_seed, graphs, ["exact", "host_pages"], label, split_by)
+
+
+def peak_jobs(dataset: Optional[PathLike] = None, *, rows: int = 20000, pool_seed: int = 0, graphs: int = 256,
+              label: str = "peak_requested", split_by: str = "random") -> _core.PeakJobs:
+    """The jobs PeakPredict draws from: a ``dwsr dataset --task peak`` directory, or generated.
+
+    Args:
+        dataset: a directory written by ``dwsr dataset --task peak`` or
+            ``dwsr.dataset("peak", out=...)``; None: generate ``rows`` rows
+            from ``pool_seed`` (exact and host_pages allocators, ``graphs``
+            random graphs). A generated pool is cached: the same arguments
+            give the same object.
+        label: the true peak: ``peak_requested`` (the exact plan's peak) or
+            an allocator's ``peak_reserved_MODEL``.
+        split_by: the dataset's split column that makes train and test:
+            ``random``, ``family`` or ``extrapolation``.
+    """
+    if dataset is not None:
+        return _core.PeakJobs.load(os.fspath(dataset), str(label), str(split_by))
+    if rows < 1:
+        raise InvalidInputError(f"{rows} rows; expected at least 1")
+    return _generated(int(rows), int(pool_seed), int(graphs), str(label), str(split_by))
+
+
+def _jobs_of(jobs: Optional[_core.PeakJobs], dataset: Optional[PathLike], rows: int, pool_seed: int, graphs: int,
+             label: str, split_by: str) -> _core.PeakJobs:
+    if jobs is not None:
+        return jobs
+    return peak_jobs(dataset, rows=rows, pool_seed=pool_seed, graphs=graphs, label=label, split_by=split_by)
+
+
+def _check_choice(name: str, value: str, choices: Tuple[str, ...]) -> str:
+    if value not in choices:
+        raise InvalidInputError(f"{name} {value!r}: expected one of {', '.join(choices)}")
+    return value
+
+
+_EMPTY = np.zeros(0, dtype=np.float32)
+
+
+def _box_action(action: Any) -> np.ndarray:
+    """The action as C-contiguous float32 values; an empty array (invalid) when it converts to none."""
+    try:
+        return np.ascontiguousarray(np.asarray(action, dtype=np.float32).reshape(-1))
+    except (TypeError, ValueError, OverflowError):
+        return _EMPTY
+
+
+def _bin_action(action: Any) -> int:
+    """The action as a bin number; -1 (invalid) for anything but one whole number in int64's range."""
+    try:
+        a = np.asarray(action)
+        if a.size != 1 or a.dtype.kind not in "iuf":
+            return -1
+        v = a.reshape(-1)[0]
+        if a.dtype.kind == "f" and not (np.isfinite(v) and float(v).is_integer()):
+            return -1
+        v = int(v)
+        return v if -(2 ** 63) <= v < 2 ** 63 else -1
+    except (TypeError, ValueError, OverflowError):
+        return -1
+
+
+def _spaces(core: Any, action: str) -> Tuple[spaces.Box, spaces.Space]:
+    s = core.spaces()
+    obs = spaces.Box(s["observation_low"], s["observation_high"], dtype=np.float32)
+    if action == "box":
+        act: spaces.Space = spaces.Box(np.float32(s["action_low"]), np.float32(s["action_high"]), shape=(1,),
+                                       dtype=np.float32)
+    else:
+        act = spaces.Discrete(int(s["bins"]))
+    return obs, act
+
+
+class PeakPredictEnv(gymnasium.Env):
+    """PeakPredict, one environment (``gym.make("dwsr/PeakPredict-v0", ...)``); see the module's doc.
+
+    Args:
+        jobs: a pool from :func:`peak_jobs` (shared, not copied); else built
+            from ``dataset`` or generated from ``pool_seed`` (see
+            :func:`peak_jobs` for ``rows``, ``graphs``, ``label`` and ``split_by``).
+        split: ``"train"`` or ``"test"``: the part of the pool the episodes
+            draw their jobs from. The parts never share a job.
+        action: ``"box"`` (log2 bytes) or ``"bins"`` (quantile bins of the train peaks).
+        bins: the number of bins of ``action="bins"``.
+        oom_reward: the reward of an under-prediction or an invalid action (<= 0).
+
+    ``reset(seed=s)`` restarts the job stream from ``s``: the same seed and
+    actions give the same trajectory, bit for bit. ``info`` holds ``job``
+    (its index in the pool), ``true_peak`` and ``predicted`` (bytes), ``oom``
+    and ``invalid_action``. ``bin_peaks`` gives the bytes each bin predicts.
+    """
+
+    metadata: Dict[str, Any] = {"render_modes": []}
+
+    def __init__(self, *, jobs: Optional[_core.PeakJobs] = None, dataset: Optional[PathLike] = None,
+                 split: str = "train", action: str = "box", bins: int = 16, oom_reward: float = -10.0,
+                 rows: int = 20000, pool_seed: int = 0, graphs: int = 256, label: str = "peak_requested",
+                 split_by: str = "random", render_mode: Optional[str] = None) -> None:
+        self._action = _check_choice("action", action, ("box", "bins"))
+        self.jobs = _jobs_of(jobs, dataset, rows, pool_seed, graphs, label, split_by)
+        make = _core.PeakPredict if action == "box" else _core.PeakPredictBins
+        self._core = make(self.jobs, _check_choice("split", split, ("train", "test")), float(oom_reward), int(bins))
+        self.observation_space, self.action_space = _spaces(self._core, action)
+        self.bin_peaks: np.ndarray = self._core.spaces()["bin_peaks"]
+        self.render_mode = render_mode
+
+    def reset(self, *, seed: Optional[int] = None,
+              options: Optional[Dict[str, Any]] = None) -> Tuple[np.ndarray, Dict[str, Any]]:
+        super().reset(seed=seed)
+        return self._core.reset(None if seed is None else int(seed))
+
+    def step(self, action: Any) -> Tuple[np.ndarray, float, bool, bool, Dict[str, Any]]:
+        if self._action == "box":
+            return self._core.step(_box_action(action))
+        return self._core.step(_bin_action(action))
+
+
+class PeakPredictVectorEnv(VectorEnv):
+    """PeakPredict's C++ batch (``gym.make_vec(..., vectorization_mode="vector_entry_point")``).
+
+    Takes :class:`PeakPredictEnv`'s arguments, and:
+
+    Args:
+        num_envs: environments in the batch; ``reset(seed=s)`` seeds
+            environment i with ``s + i``.
+        autoreset_mode: a ``gymnasium.vector.AutoresetMode`` (or its value):
+            ``NEXT_STEP`` (default), ``SAME_STEP`` (the last observation and
+            info go to ``info["final_obs"]`` and ``info["final_info"]``, an
+            ``num_envs x dim`` array and a dict of arrays, valid in the rows
+            ``info["_final_obs"]`` marks) or ``DISABLED`` (reset the
+            environments that ended with ``reset(options={"reset_mask": done})``;
+            stepping one that was not reset raises InvalidInputError).
+        copy: return copies of the batch's arrays; by default ``step`` and
+            ``reset`` return the arrays the C++ batch writes in place, which
+            the next call overwrites.
+
+    Infos follow Gymnasium's vector convention: ``info["job"]`` is an array
+    over the batch and ``info["_job"]`` marks every environment.
+    A batch of actions that does not hold ``num_envs`` actions raises
+    InvalidInputError; an invalid action within it is scored as the module's
+    doc says, and a batch that does not convert to numbers is a batch of
+    invalid actions.
+    """
+
+    metadata: Dict[str, Any] = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
+
+    def __init__(self, num_envs: int = 1, *, autoreset_mode: Union[AutoresetMode, str] = AutoresetMode.NEXT_STEP,
+                 copy: bool = False, jobs: Optional[_core.PeakJobs] = None, dataset: Optional[PathLike] = None,
+                 split: str = "train", action: str = "box", bins: int = 16, oom_reward: float = -10.0,
+                 rows: int = 20000, pool_seed: int = 0, graphs: int = 256, label: str = "peak_requested",
+                 split_by: str = "random", render_mode: Optional[str] = None) -> None:
+        try:
+            mode = AutoresetMode(autoreset_mode)
+        except ValueError:
+            raise InvalidInputError(f"autoreset_mode {autoreset_mode!r}: expected a gymnasium.vector.AutoresetMode"
+                                    " (NextStep, SameStep or Disabled)") from None
+        if num_envs < 1:
+            raise InvalidInputError(f"num_envs {num_envs}: expected at least 1")
+        self._action = _check_choice("action", action, ("box", "bins"))
+        self.jobs = _jobs_of(jobs, dataset, rows, pool_seed, graphs, label, split_by)
+        make = _core.PeakPredictBatch if action == "box" else _core.PeakPredictBinsBatch
+        self._core = make(self.jobs, int(num_envs), _check_choice("split", split, ("train", "test")),
+                          float(oom_reward), int(bins), _MODES[mode])
+        self.num_envs = int(num_envs)
+        self.autoreset_mode = mode
+        self.metadata = {**type(self).metadata, "autoreset_mode": mode}
+        self.render_mode = render_mode
+        self.single_observation_space, self.single_action_space = _spaces(self._core, action)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.bin_peaks: np.ndarray = self._core.spaces()["bin_peaks"]
+        self._copy = bool(copy)
+        self._all = np.ones(self.num_envs, dtype=bool)
+
+    def reset(self, *, seed: Optional[int] = None,
+              options: Optional[Dict[str, Any]] = None) -> Tuple[np.ndarray, Dict[str, Any]]:
+        if seed is not None and not isinstance(seed, (int, np.integer)):
+            raise InvalidInputError(f"seed {seed!r}: expected an int or None (environment i gets seed + i)")
+        super().reset(seed=seed)
+        mask = None
+        if options and options.get("reset_mask") is not None:
+            mask = np.ascontiguousarray(np.asarray(options["reset_mask"], dtype=bool).reshape(-1))
+        self._core.reset(None if seed is None else int(seed), mask)
+        return self._out(self._core.observations), self._infos(self._core.infos, self._all)
+
+    def step(self, actions: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Dict[str, Any]]:
+        try:
+            batch = np.asarray(actions, dtype=np.float32) if self._action == "box" else self._bins(actions)
+        except (TypeError, ValueError, OverflowError):  # not numbers: every action of the batch is invalid
+            batch = np.full(self.num_envs, np.nan, np.float32) if self._action == "box" else np.full(self.num_envs, -1)
+        self._core.step(batch)
+        c = self._core
+        infos = self._infos(c.infos, self._all)
+        if self.autoreset_mode == AutoresetMode.SAME_STEP:
+            done = np.logical_or(c.terminated, c.truncated)
+            infos["final_obs"] = self._out(c.final_observations)
+            infos["_final_obs"] = done
+            infos["final_info"] = self._infos(c.final_infos, done)
+            infos["_final_info"] = done
+        return (self._out(c.observations), self._out(c.rewards), self._out(c.terminated), self._out(c.truncated),
+                infos)
+
+    def _out(self, a: np.ndarray) -> np.ndarray:
+        return a.copy() if self._copy else a
+
+    def _infos(self, infos: np.ndarray, mask: np.ndarray) -> Dict[str, Any]:
+        out: Dict[str, Any] = {}
+        for key in _INFO_KEYS:
+            out[key] = self._out(infos[key])
+            out["_" + key] = mask
+        return out
+
+    @staticmethod
+    def _bins(actions: Any) -> np.ndarray:
+        """Bin numbers as int64; values that are not whole numbers become -1 (invalid)."""
+        a = np.asarray(actions)
+        if a.dtype.kind in "iu":
+            if a.dtype == np.uint64:
+                return np.where(a < 2 ** 63, a, -1).astype(np.int64)
+            return a.astype(np.int64, copy=False)
+        a = np.asarray(a, dtype=np.float64)
+        whole = np.isfinite(a) & (a == np.floor(a)) & (np.abs(a) < 2.0 ** 63)
+        return np.where(whole, a, -1).astype(np.int64)
+
+
+def _register() -> None:
+    if "dwsr/PeakPredict-v0" not in gymnasium.registry:
+        gymnasium.register(id="dwsr/PeakPredict-v0", entry_point="dwsr.envs:PeakPredictEnv",
+                           vector_entry_point="dwsr.envs:PeakPredictVectorEnv")
+
+
+_register()
