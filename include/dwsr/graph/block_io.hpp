@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -235,17 +236,31 @@ class npy_block_sink final : public block_sink {
     if (table >= tables_.size()) return;
     auto& t = *tables_[table];
     const auto bytes = t.spec.row_bytes();
-    std::vector<std::byte> kept;
-    interior_rows(b, bytes, rows, count, [&](const std::byte* row) { kept.insert(kept.end(), row, row + bytes); });
+    // Counted first, to reserve the segment; then written through a stack
+    // buffer: a block's rows cost no heap beyond the operator's own buffer.
+    std::uint64_t kept = 0;
+    interior_rows(b, bytes, rows, count, [&](const std::byte*) { ++kept; });
     std::uint64_t at = 0;
     {
       std::lock_guard lock(t.lock);
       at = t.end;
-      t.end += kept.size();
-      t.segments.push_back({at, kept.size() / bytes});
+      t.end += kept * bytes;
+      t.segments.push_back({at, kept});
     }
-    if (!detail::write_fully(t.scratch, kept.data(), kept.size(), at))
-      throw io_error(t.file.describe(std::string("cannot write the rows' scratch file: ") + std::strerror(errno)));
+    std::array<std::byte, 64 * detail::max_row_bytes> buffer;
+    std::uint64_t filled = 0;
+    auto flush = [&] {
+      if (!detail::write_fully(t.scratch, buffer.data(), filled, at))
+        throw io_error(t.file.describe(std::string("cannot write the rows' scratch file: ") + std::strerror(errno)));
+      at += filled;
+      filled = 0;
+    };
+    interior_rows(b, bytes, rows, count, [&](const std::byte* row) {
+      if (filled + bytes > buffer.size()) flush();
+      std::memcpy(buffer.data() + filled, row, bytes);
+      filled += bytes;
+    });
+    if (filled) flush();
   }
 
   /// Moves every complete file into place, all or none (see commit_group).

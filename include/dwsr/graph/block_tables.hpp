@@ -33,13 +33,20 @@ inline std::array<std::uint32_t, 3> row_position(const std::byte* row) noexcept 
   return p;
 }
 
-/// Throws unless `spec` starts with its three uint32 position columns.
+/// The longest row a table may have (a row is copied through the stack).
+inline constexpr std::uint64_t max_row_bytes = 256;
+
+/// Throws unless `spec` starts with its three uint32 position columns and its
+/// rows are at most max_row_bytes long.
 inline void check_table_spec(const table_spec& spec) {
   bool ok = spec.columns.size() >= 3;
   for (std::size_t c = 0; ok && c < 3; ++c) ok = spec.columns[c].type == column_type::uint32;
   if (!ok)
     throw invalid_input("table '" + spec.suffix +
                         "': expected its first three columns to be the position (inline, crossline, sample) as uint32");
+  if (spec.row_bytes() > max_row_bytes)
+    throw invalid_input("table '" + spec.suffix + "': rows of " + std::to_string(spec.row_bytes()) +
+                        " bytes; expected at most " + std::to_string(max_row_bytes));
 }
 
 }  // namespace detail
@@ -49,7 +56,7 @@ inline void check_table_spec(const table_spec& spec) {
 /// interior, with the position moved to the cube's indices (`row` is a copy).
 template <class Keep>
 void interior_rows(const block& b, std::uint64_t row_bytes, const void* rows, std::uint64_t count, Keep&& keep) {
-  std::vector<std::byte> row(row_bytes);
+  std::array<std::byte, detail::max_row_bytes> row;
   const auto* p = static_cast<const std::byte*>(rows);
   for (std::uint64_t r = 0; r < count; ++r, p += row_bytes) {
     auto at = detail::row_position(p);
@@ -67,13 +74,17 @@ void interior_rows(const block& b, std::uint64_t row_bytes, const void* rows, st
 }
 
 /// Merges segments of rows (`row_bytes` each), every segment in position
-/// order, into one sequence in position order, reading `buffer_rows` rows of a
-/// segment at a time: read(segment, first_row, n, dst) fills dst with n rows;
-/// emit(rows, n) receives the merged rows in pieces. Equal positions keep
-/// their segment's order (they come from one block).
+/// order, into one sequence in position order: read(segment, first_row, n,
+/// dst) fills dst with n rows; emit(rows, n) receives the merged rows in
+/// pieces. Equal positions keep their segment's order (they come from one
+/// block). Each segment is read `buffer_rows` rows at a time (by default as
+/// many as keep all the buffers within 8 MiB, from 16 to 1024).
 template <class Read, class Emit>
 void merge_segments(std::uint64_t row_bytes, const std::vector<std::uint64_t>& counts, Read&& read, Emit&& emit,
-                    std::uint64_t buffer_rows = 1024) {
+                    std::uint64_t buffer_rows = 0) {
+  if (buffer_rows == 0)
+    buffer_rows = std::clamp<std::uint64_t>(
+        (std::uint64_t{8} << 20) / row_bytes / std::max<std::size_t>(1, counts.size()), 16, 1024);
   struct cursor {
     std::uint64_t next = 0;       ///< next row of the segment to read
     std::uint64_t at = 0, n = 0;  ///< position in and size of the buffered rows
