@@ -8,6 +8,8 @@
 //   build/bench/env_bench --benchmark_counters_tabular=true
 // "steps/s" counts step() calls of one environment (a batch of N counts N);
 // in next_step mode every other call of a one-step episode is its reset.
+// BM_fresh_plans draws and plans a new pool of jobs in every iteration (goal
+// >= 100,000 steps/s per core with a fresh meta plan per step).
 // BM_copy_baseline copies N random job rows into the observation buffer: what
 // no PeakPredict step can beat.
 
@@ -140,6 +142,37 @@ void BM_vector_bins(benchmark::State& state, autoreset_mode mode) { BM_vector<pe
 BENCHMARK_CAPTURE(BM_vector_box, next_step, autoreset_mode::next_step)->Apply(batches);
 BENCHMARK_CAPTURE(BM_vector_box, same_step, autoreset_mode::same_step)->Apply(batches);
 BENCHMARK_CAPTURE(BM_vector_bins, same_step, autoreset_mode::same_step)->Apply(batches);
+
+// PeakPredict with a fresh meta plan per step: each iteration draws a new
+// pool of range(0) jobs (graph/dataset.hpp: random graphs, cubes, chunkings
+// and W x T, each configuration planned by meta execution under the exact and
+// host_pages models; a group of 8 rows shares one chunking) and steps one
+// episode per job, on one thread. Steps/s counts the jobs: what a stream of
+// never-seen jobs costs, planning included.
+void BM_fresh_plans(benchmark::State& state) {
+  const auto rows = std::uint64_t(state.range(0));
+  std::vector<float> obs;
+  peak_info info;
+  std::uint64_t seed = 100;
+  tbb::task_arena arena(1);
+  arena.execute([&] {
+    for (auto _ : state) {
+      dataset_options o;
+      o.rows = rows;
+      o.seed = seed++;
+      o.allocators = {"exact", "host_pages"};
+      peak_predict_bins e(std::make_shared<const peak_jobs>(generate_peak_jobs(operators::catalogue(), o)));
+      obs.resize(e.observation_space().size());
+      e.reset(1, obs, info);
+      for (std::uint64_t k = 0; k < rows; ++k) {
+        e.reset(std::nullopt, obs, info);
+        benchmark::DoNotOptimize(e.step(std::int64_t(k % 16), obs, info));
+      }
+    }
+  });
+  count(state, rows);
+}
+BENCHMARK(BM_fresh_plans)->ArgName("jobs")->Arg(4096)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

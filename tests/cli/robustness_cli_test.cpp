@@ -5,7 +5,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,6 +23,7 @@
 
 #include "cli/cli_runner.hpp"
 #include "dwsr/io/npy.hpp"
+#include "dwsr/memory/child_peak.hpp"
 
 using namespace dwsr;
 using namespace dwsr::test;
@@ -61,18 +61,7 @@ pid_t spawn_dwsr(const std::vector<std::string>& args, const fs::path& err) {
   const std::string binary = std::string(DWSR_BINARY_DIR) + "/apps/dwsr/dwsr";
   std::vector<std::string> words{binary};
   words.insert(words.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& w : words) argv.push_back(w.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  REQUIRE(rc == 0);
-  return pid;
+  return dwsr::spawn_child(words, "/dev/null", err);
 }
 
 /// Waits (up to a minute) until `dir` holds a partial file: the run is writing.

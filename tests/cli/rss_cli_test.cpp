@@ -5,11 +5,6 @@
 // every worker's live buffers in whole pages (host_pages), summed over the
 // workers, which run blocks of one shape at the same time.
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -20,8 +15,7 @@
 #include <vector>
 
 #include "cli/cli_runner.hpp"
-
-extern char** environ;
+#include "dwsr/memory/child_peak.hpp"
 
 namespace {
 
@@ -33,27 +27,15 @@ struct child_run {
 };
 
 /// Runs `dwsr run ... --json` with `args` as a child; its stdout goes to a file.
-child_run run_child(const std::vector<std::string>& args, const std::filesystem::path& out) {
+child_run run_dwsr_child(const std::vector<std::string>& args, const std::filesystem::path& out) {
   std::vector<std::string> words = {std::string(DWSR_BINARY_DIR) + "/apps/dwsr/dwsr", "run"};
   words.insert(words.end(), args.begin(), args.end());
   words.push_back("--json");
-  std::vector<char*> argv;
-  for (auto& w : words) argv.push_back(w.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t files;
-  posix_spawn_file_actions_init(&files);
-  posix_spawn_file_actions_addopen(&files, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
-  REQUIRE(posix_spawn(&pid, argv[0], &files, nullptr, argv.data(), environ) == 0);
-  posix_spawn_file_actions_destroy(&files);
-  int status = 0;
-  rusage usage{};
-  REQUIRE(::wait4(pid, &status, 0, &usage) == pid);
-  REQUIRE(WIFEXITED(status));
-  REQUIRE(WEXITSTATUS(status) == 0);
+  const auto e = dwsr::run_child(words, out);
+  REQUIRE(e.ok());
   std::ifstream in(out);
   const auto doc = nlohmann::json::parse(in);
-  return {std::uint64_t(usage.ru_maxrss) * 1024, doc["planned_pages_sum_bytes"].get<std::uint64_t>(),
+  return {e.max_rss, doc["planned_pages_sum_bytes"].get<std::uint64_t>(),
           doc["measured_peak_bytes"].get<std::uint64_t>()};
 }
 
@@ -86,8 +68,8 @@ TEST_CASE("a chunked run's peak RSS is what the plan says the process holds") {
         args.push_back(a);
       return args;
     };
-    const auto idle = run_child(with(j.idle, "idle"), dir / "idle.json");
-    const auto run = run_child(with(j.input, "out"), dir / "run.json");
+    const auto idle = run_dwsr_child(with(j.idle, "idle"), dir / "idle.json");
+    const auto run = run_dwsr_child(with(j.input, "out"), dir / "run.json");
     const auto held = run.planned_pages - idle.planned_pages;
     const auto increase = run.max_rss > idle.max_rss ? run.max_rss - idle.max_rss : 0;
     INFO(j.op << " chunk " << j.chunk << " on " << j.input << ", " << j.workers << "x" << j.threads << ": RSS increase "

@@ -22,6 +22,7 @@
 #include "dwsr/core/window_runs.hpp"
 #include "dwsr/graph/block_tables.hpp"
 #include "dwsr/graph/chunking.hpp"
+#include "dwsr/io/detail/file.hpp"
 #include "dwsr/io/npy.hpp"
 #include "dwsr/io/source.hpp"
 
@@ -68,17 +69,9 @@ inline bool write_fully(int fd, const void* data, std::uint64_t n, std::uint64_t
 
 /// Reads n bytes at `offset` of fd; false with errno set on failure or end of file.
 inline bool read_fully(int fd, void* data, std::uint64_t n, std::uint64_t offset) noexcept {
-  auto* p = static_cast<char*>(data);
-  while (n > 0) {
-    const auto got = ::pread(fd, p, n, static_cast<off_t>(offset));
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) {
-      if (got == 0) errno = EIO;
-      return false;
-    }
-    p += got, n -= std::uint64_t(got), offset += std::uint64_t(got);
-  }
-  return true;
+  const auto got = io::detail::pread_all(fd, data, n, offset);
+  if (got >= 0 && std::uint64_t(got) < n) errno = EIO;
+  return got >= 0 && std::uint64_t(got) == n;
 }
 
 /// The structured NumPy type of a table's rows: [('name', '<u4'), ...].

@@ -48,6 +48,23 @@ inline unique_file open_for_read(const std::filesystem::path& path) {
   return f;
 }
 
+/// Reads up to `bytes` bytes of fd at `offset` into dst with pread, retrying
+/// interrupted and partial reads: the bytes read before the end of the file
+/// (`bytes` when all were there), or -1 with errno set on a read error.
+/// Thread-safe: several threads may read one descriptor at once.
+inline std::int64_t pread_all(int fd, void* dst, std::uint64_t bytes, std::uint64_t offset) noexcept {
+  auto* out = static_cast<char*>(dst);
+  std::uint64_t done = 0;
+  while (done < bytes) {
+    const auto got = ::pread(fd, out + done, bytes - done, static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return -1;
+    if (got == 0) break;
+    done += std::uint64_t(got);
+  }
+  return std::int64_t(done);
+}
+
 /// Reads exactly `bytes` bytes at `offset` into dst; a short read is reported
 /// as a truncated file (`what` says which part was being read).
 inline void read_exact(std::FILE* f, const std::filesystem::path& path, std::uint64_t offset, void* dst,

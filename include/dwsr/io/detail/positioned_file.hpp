@@ -39,18 +39,12 @@ class positioned_file {
   /// Reads exactly `bytes` bytes at `offset` into dst; thread-safe. A short read
   /// is reported as a truncated file (`what` says which part was being read).
   void read(std::uint64_t offset, void* dst, std::uint64_t bytes, const char* what) const {
-    auto* out = static_cast<char*>(dst);
-    std::uint64_t done = 0;
-    while (done < bytes) {
-      const auto got = ::pread(fd_, out + done, bytes - done, static_cast<off_t>(offset + done));
-      if (got < 0 && errno == EINTR) continue;
-      if (got < 0) throw io_error(quoted(path_) + ": read error in the " + what + ": " + std::strerror(errno));
-      if (got == 0)
-        throw io_error(quoted(path_) + ": truncated file: the " + what + " needs " + std::to_string(bytes) +
-                       " bytes from byte " + std::to_string(offset) + " but only " + std::to_string(done) +
-                       " are present");
-      done += std::uint64_t(got);
-    }
+    const auto got = pread_all(fd_, dst, bytes, offset);
+    if (got < 0) throw io_error(quoted(path_) + ": read error in the " + what + ": " + std::strerror(errno));
+    if (std::uint64_t(got) < bytes)
+      throw io_error(quoted(path_) + ": truncated file: the " + what + " needs " + std::to_string(bytes) +
+                     " bytes from byte " + std::to_string(offset) + " but only " + std::to_string(got) +
+                     " are present");
   }
 
  private:

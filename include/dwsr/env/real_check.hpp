@@ -1,0 +1,123 @@
+#pragma once
+/// \file An environment's `real` mode: the configuration a policy chose (a
+/// graph, a cube, a chunk, W workers x T threads) executed for real by the
+/// `dwsr` tool in a fresh process, and measured from outside: the kernel's
+/// peak resident memory of that process (memory/child_peak.hpp), above the
+/// same command's on a one-trace cube (code, libraries, threads, FFTW's plans).
+/// That increase is compared with what the simulator said the process holds:
+/// every worker's live buffers in whole pages (the host_pages model), summed
+/// over the workers, which run blocks of one shape at the same time
+/// (graph/measure.hpp's planned_pages_sum).
+///
+/// The environments' rewards rest on those simulated peaks; this is how they
+/// are validated. Each check runs the tool twice, so it costs the run itself
+/// plus a second or so: meant for a handful of jobs, not for training.
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "dwsr/core/quote.hpp"
+#include "dwsr/error.hpp"
+#include "dwsr/graph/chunked.hpp"
+#include "dwsr/graph/graph_json.hpp"
+#include "dwsr/graph/model_plan.hpp"
+#include "dwsr/memory/child_peak.hpp"
+#include "dwsr/sim/host_pages.hpp"
+
+namespace dwsr::env {
+
+/// One configuration to execute for real.
+struct real_job {
+  graph g;
+  shape3 cube{};
+  chunked_options options{};    ///< chunk, W, T (the budget is not enforced: the run measures)
+  std::uint64_t cube_seed = 0;  ///< the synthetic cube synthetic:IxXxT:SEED
+};
+
+/// What the simulator said of a real_job and what the kernel measured.
+struct real_measurement {
+  std::uint64_t simulated_peak = 0;   ///< bytes: the largest worker's peak, exact requested bytes
+  std::uint64_t simulated_pages = 0;  ///< bytes: the workers' host_pages peaks, summed
+  std::uint64_t rss_increase = 0;     ///< bytes: the run's peak RSS above the one-trace run's
+  std::uint64_t run_rss = 0;          ///< bytes: the run's peak RSS
+  std::uint64_t idle_rss = 0;         ///< bytes: the one-trace run's peak RSS
+  double seconds = 0;                 ///< wall time of the run (not the one-trace run)
+  bool data_dependent = false;        ///< the simulated peaks are bounds (event::bound events)
+
+  /// rss_increase / simulated_pages: 1 when the simulator is right.
+  double ratio() const noexcept { return simulated_pages ? double(rss_increase) / double(simulated_pages) : 0.0; }
+};
+
+namespace detail {
+
+inline std::string extent_text(shape3 s) {
+  return std::to_string(s.inlines) + "x" + std::to_string(s.crosslines) + "x" + std::to_string(s.samples);
+}
+
+}  // namespace detail
+
+/// Executes `job` with the `dwsr` tool at `tool` (a path) in a fresh process
+/// and compares (see the file comment). `scratch` is an existing directory
+/// the runs write their outputs into (removed before returning). Throws dwsr::error
+/// naming the command when a run fails.
+inline real_measurement measure_real(const std::filesystem::path& tool, const real_job& job,
+                                     const std::filesystem::path& scratch) {
+  const chunked_schedule s(job.g, job.cube, job.options);
+  real_measurement m;
+  const auto plan = plan_chunked(s);
+  for (const auto& w : plan.workers) m.simulated_peak = std::max(m.simulated_peak, w.peak);
+  for (auto p : model_peaks(s, plan, std::string(sim::host_pages_model::name))) m.simulated_pages += p;
+  m.data_dependent = plan_is_bound(s);
+
+  const auto graph_file = scratch / "graph.json";
+  {
+    std::ofstream out(graph_file);
+    out << graph_to_json(job.g).dump();
+    if (!out) throw io_error("cannot write " + quote(graph_file.string(), 400));
+  }
+  const auto seed = std::to_string(job.cube_seed);
+  auto command = [&](shape3 cube, const char* out) {
+    return std::vector<std::string>{tool.string(),
+                                    "run",
+                                    graph_file.string(),
+                                    "--input",
+                                    "synthetic:" + detail::extent_text(cube) + ":" + seed,
+                                    "--output",
+                                    (scratch / out).string(),
+                                    "--chunk",
+                                    detail::extent_text(job.options.chunk),
+                                    "--workers",
+                                    std::to_string(job.options.workers),
+                                    "--threads",
+                                    std::to_string(job.options.threads)};
+  };
+  auto run = [&](const std::vector<std::string>& argv) {
+    const auto e = run_child(argv, "/dev/null", scratch / "stderr.txt");
+    if (!e.ok()) {
+      std::ifstream err(scratch / "stderr.txt");
+      std::string line;
+      std::getline(err, line);
+      std::string words;
+      for (const auto& w : argv) words += (words.empty() ? "" : " ") + w;
+      throw error("the real run " + quote(words, 400) + " failed (exit " + std::to_string(e.status) + ", signal " +
+                  std::to_string(e.signal) + "): " + line);
+    }
+    return e;
+  };
+  const auto idle = run(command({1, 1, job.cube.samples}, "idle"));
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto real = run(command(job.cube, "run"));
+  m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  m.idle_rss = idle.max_rss;
+  m.run_rss = real.max_rss;
+  m.rss_increase = real.max_rss > idle.max_rss ? real.max_rss - idle.max_rss : 0;
+  std::error_code ignored;
+  for (const char* p : {"idle", "run", "graph.json", "stderr.txt"}) std::filesystem::remove_all(scratch / p, ignored);
+  return m;
+}
+
+}  // namespace dwsr::env
