@@ -43,10 +43,10 @@ from gymnasium.vector.utils import batch_space
 from . import _core
 from ._errors import InvalidInputError
 
-__all__ = ["PeakPredictEnv", "PeakPredictVectorEnv", "peak_jobs"]
+__all__ = ["ChunkScheduleEnv", "ChunkScheduleVectorEnv", "PeakPredictEnv", "PeakPredictVectorEnv", "chunk_tasks",
+           "peak_jobs"]
 
 PathLike = Union[str, os.PathLike]
-_INFO_KEYS = ("job", "true_peak", "predicted", "oom", "invalid_action")
 _MODES = {AutoresetMode.NEXT_STEP: "next_step", AutoresetMode.SAME_STEP: "same_step",
           AutoresetMode.DISABLED: "disabled"}
 
@@ -172,7 +172,93 @@ class PeakPredictEnv(gymnasium.Env):
         return self._core.step(_bin_action(action))
 
 
-class PeakPredictVectorEnv(VectorEnv):
+def _autoreset_mode(autoreset_mode: Union[AutoresetMode, str]) -> AutoresetMode:
+    try:
+        return AutoresetMode(autoreset_mode)
+    except ValueError:
+        raise InvalidInputError(f"autoreset_mode {autoreset_mode!r}: expected a gymnasium.vector.AutoresetMode"
+                                " (NextStep, SameStep or Disabled)") from None
+
+
+class _BatchEnv(VectorEnv):
+    """What the C++ batches share: autoreset, reset masks, arrays returned in place, infos by field."""
+
+    metadata: Dict[str, Any] = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
+
+    def _start(self, core: Any, num_envs: int, mode: AutoresetMode, copy: bool, render_mode: Optional[str],
+               single_observation_space: spaces.Space, single_action_space: spaces.Space) -> None:
+        self._core = core
+        self.num_envs = int(num_envs)
+        self.autoreset_mode = mode
+        self.metadata = {**type(self).metadata, "autoreset_mode": mode}
+        self.render_mode = render_mode
+        self.single_observation_space, self.single_action_space = single_observation_space, single_action_space
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._copy = bool(copy)
+        self._all = np.ones(self.num_envs, dtype=bool)
+
+    def reset(self, *, seed: Optional[int] = None,
+              options: Optional[Dict[str, Any]] = None) -> Tuple[Any, Dict[str, Any]]:
+        if seed is not None and not isinstance(seed, (int, np.integer)):
+            raise InvalidInputError(f"seed {seed!r}: expected an int or None (environment i gets seed + i)")
+        super().reset(seed=seed)
+        mask = None
+        if options and options.get("reset_mask") is not None:
+            mask = np.ascontiguousarray(np.asarray(options["reset_mask"], dtype=bool).reshape(-1))
+        self._core.reset(None if seed is None else int(seed), mask)
+        return self._observations(self._core.observations), self._infos(self._core.infos, self._all)
+
+    def step(self, actions: Any) -> Tuple[Any, np.ndarray, np.ndarray, np.ndarray, Dict[str, Any]]:
+        self._core.step(self._actions(actions))
+        c = self._core
+        infos = self._infos(c.infos, self._all)
+        if self.autoreset_mode == AutoresetMode.SAME_STEP:
+            done = np.logical_or(c.terminated, c.truncated)
+            infos["final_obs"] = self._observations(c.final_observations)
+            infos["_final_obs"] = done
+            infos["final_info"] = self._infos(c.final_infos, done)
+            infos["_final_info"] = done
+        return (self._observations(c.observations), self._out(c.rewards), self._out(c.terminated),
+                self._out(c.truncated), infos)
+
+    def _actions(self, actions: Any) -> np.ndarray:
+        raise NotImplementedError
+
+    def _observations(self, obs: np.ndarray) -> Any:
+        return self._out(obs)
+
+    def _out(self, a: np.ndarray) -> np.ndarray:
+        return a.copy() if self._copy else a
+
+    def _infos(self, infos: np.ndarray, mask: np.ndarray) -> Dict[str, Any]:
+        out: Dict[str, Any] = {}
+        for key in infos.dtype.names:
+            out[key] = self._out(infos[key])
+            out["_" + key] = mask
+        return out
+
+
+def _discrete_batch(actions: Any) -> np.ndarray:
+    """Discrete actions as int64; values that are not whole numbers become -1 (invalid)."""
+    a = np.asarray(actions)
+    if a.dtype.kind in "iu":
+        if a.dtype == np.uint64:
+            return np.where(a < 2 ** 63, a, -1).astype(np.int64)
+        return a.astype(np.int64, copy=False)
+    a = np.asarray(a, dtype=np.float64)
+    whole = np.isfinite(a) & (a == np.floor(a)) & (np.abs(a) < 2.0 ** 63)
+    return np.where(whole, a, -1).astype(np.int64)
+
+
+def _discrete_or_invalid(actions: Any, num_envs: int) -> np.ndarray:
+    try:
+        return _discrete_batch(actions)
+    except (TypeError, ValueError, OverflowError):  # not numbers: every action of the batch is invalid
+        return np.full(num_envs, -1, np.int64)
+
+
+class PeakPredictVectorEnv(_BatchEnv):
     """PeakPredict's C++ batch (``gym.make_vec(..., vectorization_mode="vector_entry_point")``).
 
     Takes :class:`PeakPredictEnv`'s arguments, and:
@@ -199,91 +285,180 @@ class PeakPredictVectorEnv(VectorEnv):
     invalid actions.
     """
 
-    metadata: Dict[str, Any] = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
-
     def __init__(self, num_envs: int = 1, *, autoreset_mode: Union[AutoresetMode, str] = AutoresetMode.NEXT_STEP,
                  copy: bool = False, jobs: Optional[_core.PeakJobs] = None, dataset: Optional[PathLike] = None,
                  split: str = "train", action: str = "box", bins: int = 16, oom_reward: float = -10.0,
                  rows: int = 20000, pool_seed: int = 0, graphs: int = 256, label: str = "peak_requested",
                  split_by: str = "random", render_mode: Optional[str] = None) -> None:
-        try:
-            mode = AutoresetMode(autoreset_mode)
-        except ValueError:
-            raise InvalidInputError(f"autoreset_mode {autoreset_mode!r}: expected a gymnasium.vector.AutoresetMode"
-                                    " (NextStep, SameStep or Disabled)") from None
+        mode = _autoreset_mode(autoreset_mode)
         if num_envs < 1:
             raise InvalidInputError(f"num_envs {num_envs}: expected at least 1")
         self._action = _check_choice("action", action, ("box", "bins"))
         self.jobs = _jobs_of(jobs, dataset, rows, pool_seed, graphs, label, split_by)
         make = _core.PeakPredictBatch if action == "box" else _core.PeakPredictBinsBatch
-        self._core = make(self.jobs, int(num_envs), _check_choice("split", split, ("train", "test")),
-                          float(oom_reward), int(bins), _MODES[mode])
-        self.num_envs = int(num_envs)
-        self.autoreset_mode = mode
-        self.metadata = {**type(self).metadata, "autoreset_mode": mode}
+        core = make(self.jobs, int(num_envs), _check_choice("split", split, ("train", "test")), float(oom_reward),
+                    int(bins), _MODES[mode])
+        self._start(core, num_envs, mode, copy, render_mode, *_spaces(core, action))
+        self.bin_peaks: np.ndarray = core.spaces()["bin_peaks"]
+
+    def _actions(self, actions: Any) -> np.ndarray:
+        if self._action == "bins":
+            return _discrete_or_invalid(actions, self.num_envs)
+        try:
+            return np.asarray(actions, dtype=np.float32)
+        except (TypeError, ValueError, OverflowError):  # not numbers: every action of the batch is invalid
+            return np.full(self.num_envs, np.nan, np.float32)
+
+
+@functools.lru_cache(maxsize=8)
+def _generated_tasks(tasks: int, pool_seed: int) -> _core.ChunkTasks:
+    return _core.ChunkTasks.generate(tasks, pool_seed)
+
+
+def chunk_tasks(tasks: int = 256, pool_seed: int = 0) -> _core.ChunkTasks:
+    """The tasks ChunkSchedule draws from: ``tasks`` tasks generated from ``pool_seed`` (cached:
+    the same arguments give the same object). Task i is a test task when i % 5 == 4."""
+    if tasks < 1:
+        raise InvalidInputError(f"{tasks} tasks; expected at least 1")
+    return _generated_tasks(int(tasks), int(pool_seed))
+
+
+def _info(info: np.ndarray) -> Dict[str, Any]:
+    """A one-element structured array as a dict of Python numbers."""
+    return {key: info[key][0].item() for key in info.dtype.names}
+
+
+def _masked_spaces(core_spaces: Dict[str, Any], mask_in_observation: bool) -> Tuple[spaces.Space, spaces.Discrete]:
+    box = spaces.Box(core_spaces["observation_low"], core_spaces["observation_high"], dtype=np.float32)
+    n = int(core_spaces["actions"])
+    if mask_in_observation:
+        return spaces.Dict({"observation": box, "action_mask": spaces.MultiBinary(n)}), spaces.Discrete(n)
+    return box, spaces.Discrete(n)
+
+
+class _MaskedEnv(gymnasium.Env):
+    """One environment with discrete actions and an action mask (see ChunkScheduleEnv)."""
+
+    metadata: Dict[str, Any] = {"render_modes": []}
+
+    def _start(self, core: Any, mask_in_observation: bool, render_mode: Optional[str]) -> None:
+        self._core = core
+        self._mask_in_observation = bool(mask_in_observation)
+        self.observation_space, self.action_space = _masked_spaces(core.spaces(), self._mask_in_observation)
         self.render_mode = render_mode
-        self.single_observation_space, self.single_action_space = _spaces(self._core, action)
-        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
-        self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self.bin_peaks: np.ndarray = self._core.spaces()["bin_peaks"]
-        self._copy = bool(copy)
-        self._all = np.ones(self.num_envs, dtype=bool)
 
     def reset(self, *, seed: Optional[int] = None,
-              options: Optional[Dict[str, Any]] = None) -> Tuple[np.ndarray, Dict[str, Any]]:
-        if seed is not None and not isinstance(seed, (int, np.integer)):
-            raise InvalidInputError(f"seed {seed!r}: expected an int or None (environment i gets seed + i)")
+              options: Optional[Dict[str, Any]] = None) -> Tuple[Any, Dict[str, Any]]:
         super().reset(seed=seed)
-        mask = None
-        if options and options.get("reset_mask") is not None:
-            mask = np.ascontiguousarray(np.asarray(options["reset_mask"], dtype=bool).reshape(-1))
-        self._core.reset(None if seed is None else int(seed), mask)
-        return self._out(self._core.observations), self._infos(self._core.infos, self._all)
+        obs, info = self._core.reset(None if seed is None else int(seed))
+        return self._observation(obs), _info(info)
 
-    def step(self, actions: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Dict[str, Any]]:
-        try:
-            batch = np.asarray(actions, dtype=np.float32) if self._action == "box" else self._bins(actions)
-        except (TypeError, ValueError, OverflowError):  # not numbers: every action of the batch is invalid
-            batch = np.full(self.num_envs, np.nan, np.float32) if self._action == "box" else np.full(self.num_envs, -1)
-        self._core.step(batch)
-        c = self._core
-        infos = self._infos(c.infos, self._all)
-        if self.autoreset_mode == AutoresetMode.SAME_STEP:
-            done = np.logical_or(c.terminated, c.truncated)
-            infos["final_obs"] = self._out(c.final_observations)
-            infos["_final_obs"] = done
-            infos["final_info"] = self._infos(c.final_infos, done)
-            infos["_final_info"] = done
-        return (self._out(c.observations), self._out(c.rewards), self._out(c.terminated), self._out(c.truncated),
-                infos)
+    def step(self, action: Any) -> Tuple[Any, float, bool, bool, Dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self._core.step(_bin_action(action))
+        return self._observation(obs), reward, terminated, truncated, _info(info)
 
-    def _out(self, a: np.ndarray) -> np.ndarray:
-        return a.copy() if self._copy else a
+    def action_masks(self) -> np.ndarray:
+        """One bool per action, True where the action is valid in the current state."""
+        return self._core.action_mask().astype(bool)
 
-    def _infos(self, infos: np.ndarray, mask: np.ndarray) -> Dict[str, Any]:
-        out: Dict[str, Any] = {}
-        for key in _INFO_KEYS:
-            out[key] = self._out(infos[key])
-            out["_" + key] = mask
-        return out
+    def _observation(self, obs: np.ndarray) -> Any:
+        if not self._mask_in_observation:
+            return obs
+        return {"observation": obs, "action_mask": self._core.action_mask().astype(np.int8)}
 
-    @staticmethod
-    def _bins(actions: Any) -> np.ndarray:
-        """Bin numbers as int64; values that are not whole numbers become -1 (invalid)."""
-        a = np.asarray(actions)
-        if a.dtype.kind in "iu":
-            if a.dtype == np.uint64:
-                return np.where(a < 2 ** 63, a, -1).astype(np.int64)
-            return a.astype(np.int64, copy=False)
-        a = np.asarray(a, dtype=np.float64)
-        whole = np.isfinite(a) & (a == np.floor(a)) & (np.abs(a) < 2.0 ** 63)
-        return np.where(whole, a, -1).astype(np.int64)
+
+class _MaskedBatchEnv(_BatchEnv):
+    """A C++ batch of masked environments: ``action_masks()`` and the Dict observation option."""
+
+    def _start_masked(self, core: Any, num_envs: int, mode: AutoresetMode, copy: bool, render_mode: Optional[str],
+                      mask_in_observation: bool) -> None:
+        self._mask_in_observation = bool(mask_in_observation)
+        self._start(core, num_envs, mode, copy, render_mode,
+                    *_masked_spaces(core.spaces(), self._mask_in_observation))
+
+    def action_masks(self) -> np.ndarray:
+        """A ``num_envs x actions`` bool array, True where an action is valid in the current state."""
+        return self._core.masks.astype(bool)
+
+    def _actions(self, actions: Any) -> np.ndarray:
+        return _discrete_or_invalid(actions, self.num_envs)
+
+    def _observations(self, obs: np.ndarray) -> Any:
+        if not self._mask_in_observation:
+            return self._out(obs)
+        # The masks of the current states; a final observation's mask is not kept (its episode ended).
+        return {"observation": self._out(obs), "action_mask": self._core.masks.astype(np.int8)}
+
+
+class ChunkScheduleEnv(_MaskedEnv):
+    """ChunkSchedule, one environment (``gym.make("dwsr/ChunkSchedule-v0", ...)``); docs/env.md.
+
+    An episode processes one cube under a per-worker memory budget, slab by
+    slab along inline; each step picks the chunk of the next slab among 8
+    candidates (Discrete(8), largest first). A candidate whose peak does not
+    fit the budget even in the best case is masked. What the blocks really
+    use depends on a data density hidden from the agent; a slab that does not
+    fit runs out of memory, costs its time plus a retry, and stays to do. The
+    reward is ``voxels / V - seconds / T_ref`` (V the cube's voxels, T_ref its
+    time at the advisor's chunk), so a finished episode returns ``1 - T / T_ref``.
+
+    Args:
+        tasks: a pool from :func:`chunk_tasks` (shared); else generated from
+            ``pool_tasks`` and ``pool_seed``.
+        split: ``"train"`` or ``"test"``; the parts never share a task.
+        retry_seconds: what an out-of-memory or invalid step costs beside the failed block.
+        step_limit: steps before the episode is truncated (0: 4 x the slabs of the smallest candidate).
+        mask_in_observation: observations are dicts ``{"observation": Box, "action_mask": MultiBinary(8)}``.
+
+    ``action_masks()`` gives the mask as bools. An invalid action (masked,
+    outside 0 to 7, not a whole number) never raises: nothing is done, the
+    step costs ``retry_seconds`` and ``info["invalid_action"]`` is set.
+    ``advisor_action()`` is today's advisor's safe choice for the current task.
+    """
+
+    def __init__(self, *, tasks: Optional[_core.ChunkTasks] = None, split: str = "train",
+                 retry_seconds: float = 0.02, step_limit: int = 0, pool_tasks: int = 256, pool_seed: int = 0,
+                 mask_in_observation: bool = False, render_mode: Optional[str] = None) -> None:
+        self.tasks = tasks if tasks is not None else chunk_tasks(pool_tasks, pool_seed)
+        config = _core.chunk_schedule(self.tasks, _check_choice("split", split, ("train", "test")),
+                                      float(retry_seconds), int(step_limit))
+        self._start(_core.ChunkSchedule(config), mask_in_observation, render_mode)
+
+    def advisor_action(self) -> int:
+        """The largest candidate whose peak at the highest density fits: the advisor's choice."""
+        return int(_core.chunk_advisor_action(self._core))
+
+
+class ChunkScheduleVectorEnv(_MaskedBatchEnv):
+    """ChunkSchedule's C++ batch (``gym.make_vec(..., vectorization_mode="vector_entry_point")``).
+
+    Takes :class:`ChunkScheduleEnv`'s arguments, and ``num_envs``,
+    ``autoreset_mode`` and ``copy`` as :class:`PeakPredictVectorEnv` does.
+    ``action_masks()`` is a ``num_envs x 8`` bool array for the current
+    states (after an autoreset, the new episode's).
+    """
+
+    def __init__(self, num_envs: int = 1, *, autoreset_mode: Union[AutoresetMode, str] = AutoresetMode.NEXT_STEP,
+                 copy: bool = False, tasks: Optional[_core.ChunkTasks] = None, split: str = "train",
+                 retry_seconds: float = 0.02, step_limit: int = 0, pool_tasks: int = 256, pool_seed: int = 0,
+                 mask_in_observation: bool = False, render_mode: Optional[str] = None) -> None:
+        mode = _autoreset_mode(autoreset_mode)
+        if num_envs < 1:
+            raise InvalidInputError(f"num_envs {num_envs}: expected at least 1")
+        self.tasks = tasks if tasks is not None else chunk_tasks(pool_tasks, pool_seed)
+        config = _core.chunk_schedule(self.tasks, _check_choice("split", split, ("train", "test")),
+                                      float(retry_seconds), int(step_limit))
+        self._start_masked(_core.ChunkScheduleBatch(config, int(num_envs), _MODES[mode]), num_envs, mode, copy,
+                           render_mode, mask_in_observation)
 
 
 def _register() -> None:
     if "dwsr/PeakPredict-v0" not in gymnasium.registry:
         gymnasium.register(id="dwsr/PeakPredict-v0", entry_point="dwsr.envs:PeakPredictEnv",
                            vector_entry_point="dwsr.envs:PeakPredictVectorEnv")
+    if "dwsr/ChunkSchedule-v0" not in gymnasium.registry:
+        gymnasium.register(id="dwsr/ChunkSchedule-v0", entry_point="dwsr.envs:ChunkScheduleEnv",
+                           vector_entry_point="dwsr.envs:ChunkScheduleVectorEnv")
 
 
 _register()

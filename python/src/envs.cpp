@@ -1,6 +1,9 @@
-// dwsr._core's environments (dwsr/env/): PeakPredict's job pools, one
-// environment at a time, and the C++ batch (vector_env) writing into NumPy
-// arrays that it owns and Python reads in place. dwsr/envs.py wraps them as
+// dwsr._core's environments (dwsr/env/): PeakPredict's job pools and
+// ChunkSchedule's task pools, one environment at a time, and the C++ batch
+// (vector_env) writing into NumPy arrays that it owns and Python reads in
+// place. The masked environments (discrete actions with an action mask) share
+// one generic binding: an environment object built by a factory, then
+// wrapped one at a time or copied into a batch. dwsr/envs.py wraps them as
 // Gymnasium classes; action conversion (dtype, shape) happens there, so that
 // an action Python cannot convert reaches C++ as an invalid one rather than
 // an exception.
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include "dwsr/core/quote.hpp"
+#include "dwsr/env/chunk_schedule.hpp"
 #include "dwsr/env/peak_predict.hpp"
 #include "dwsr/env/vector_env.hpp"
 #include "dwsr/error.hpp"
@@ -56,6 +60,14 @@ py::array_t<T> copy_of(const std::vector<T>& v) {
   py::array_t<T> out(py::ssize_t(v.size()));
   std::copy(v.begin(), v.end(), out.mutable_data());
   return out;
+}
+
+template <class T>
+std::span<T> span_of(py::array_t<T>& a) {
+  return {a.mutable_data(), std::size_t(a.size())};
+}
+inline std::span<std::uint8_t> bytes_of(py::array_t<bool>& a) {
+  return {reinterpret_cast<std::uint8_t*>(a.mutable_data()), std::size_t(a.size())};
 }
 
 py::dict info_dict(const peak_info& i) {
@@ -135,23 +147,24 @@ class batch_env {
       const std::span<const std::uint8_t> m(reinterpret_cast<const std::uint8_t*>(mask->data()),
                                             std::size_t(mask->size()));
       py::gil_scoped_release release;
-      env_.reset(seed, m, span(observations_), span(infos_));
+      env_.reset(seed, m, span_of(observations_), span_of(infos_));
     } else {
       py::gil_scoped_release release;
-      env_.reset(seed, span(observations_), span(infos_));
+      env_.reset(seed, span_of(observations_), span_of(infos_));
     }
   }
 
   void step(const py::array_t<element, py::array::c_style | py::array::forcecast>& actions) {
     const std::span<const element> a(actions.data(), std::size_t(actions.size()));
     const dwsr::env::vector_step_buffers<peak_info> out{
-        .observations = span(observations_),
-        .rewards = span(rewards_),
-        .terminated = bytes(terminated_),
-        .truncated = bytes(truncated_),
-        .infos = span(infos_),
-        .final_observations = env_.mode() == autoreset_mode::same_step ? span(final_observations_) : std::span<float>{},
-        .final_infos = env_.mode() == autoreset_mode::same_step ? span(final_infos_) : std::span<peak_info>{}};
+        .observations = span_of(observations_),
+        .rewards = span_of(rewards_),
+        .terminated = bytes_of(terminated_),
+        .truncated = bytes_of(truncated_),
+        .infos = span_of(infos_),
+        .final_observations =
+            env_.mode() == autoreset_mode::same_step ? span_of(final_observations_) : std::span<float>{},
+        .final_infos = env_.mode() == autoreset_mode::same_step ? span_of(final_infos_) : std::span<peak_info>{}};
     py::gil_scoped_release release;
     env_.step(a, out);
   }
@@ -173,13 +186,6 @@ class batch_env {
     if (n < 1) throw dwsr::invalid_input("num_envs " + std::to_string(n) + ": expected at least 1");
     // Copies share the pool and the spaces; each keeps its own stream.
     return std::vector<env_type>(n, env_type(std::move(jobs), o));
-  }
-  template <class T>
-  static std::span<T> span(py::array_t<T>& a) {
-    return {a.mutable_data(), std::size_t(a.size())};
-  }
-  static std::span<std::uint8_t> bytes(py::array_t<bool>& a) {
-    return {reinterpret_cast<std::uint8_t*>(a.mutable_data()), std::size_t(a.size())};
   }
 };
 
@@ -226,6 +232,184 @@ void def_env(py::module_& m, const char* single, const char* batch) {
       .def_readonly("final_infos", &B::final_infos_);
 }
 
+/// The spaces of a masked environment: observation bounds and the action count.
+template <class Env>
+py::dict masked_spaces(const Env& e) {
+  py::dict d;
+  d["observation_low"] = copy_of(e.observation_space().low);
+  d["observation_high"] = copy_of(e.observation_space().high);
+  d["actions"] = e.action_space().n;
+  return d;
+}
+
+/// One masked environment. Infos cross as one-element structured arrays
+/// (the info type's NumPy dtype); Python turns them into dicts by field.
+template <class Env>
+class masked_single {
+ public:
+  using info_type = typename Env::info_type;
+  explicit masked_single(const Env& e) : env_(e) {}
+
+  py::tuple reset(std::optional<std::uint64_t> seed) {
+    py::array_t<float> obs(py::ssize_t(env_.observation_space().size()));
+    py::array_t<info_type> info(1);
+    env_.reset(seed, span_of(obs), info.mutable_data()[0]);
+    return py::make_tuple(obs, info);
+  }
+  py::tuple step(std::int64_t action) {
+    py::array_t<float> obs(py::ssize_t(env_.observation_space().size()));
+    py::array_t<info_type> info(1);
+    const auto r = env_.step(action, span_of(obs), info.mutable_data()[0]);
+    return py::make_tuple(obs, r.reward, r.terminated, r.truncated, info);
+  }
+  /// 1 where the action is valid now (a new array).
+  py::array_t<std::uint8_t> action_mask() const {
+    py::array_t<std::uint8_t> m(py::ssize_t(env_.action_space().n));
+    env_.action_mask(span_of(m));
+    return m;
+  }
+  const Env& env() const noexcept { return env_; }
+
+ private:
+  Env env_;
+};
+
+/// The C++ batch of a masked environment and the NumPy arrays it writes,
+/// the same arrays after every call.
+template <class Env>
+class masked_batch {
+ public:
+  using info_type = typename Env::info_type;
+
+  masked_batch(const Env& prototype, std::size_t num_envs, const std::string& mode)
+      : env_(copies(prototype, num_envs), mode_named(mode)),
+        observations_({py::ssize_t(num_envs), py::ssize_t(env_.obs_dim())}),
+        final_observations_({py::ssize_t(num_envs), py::ssize_t(env_.obs_dim())}),
+        masks_({py::ssize_t(num_envs), py::ssize_t(prototype.action_space().n)}),
+        rewards_(py::ssize_t(num_envs)),
+        terminated_(py::ssize_t(num_envs)),
+        truncated_(py::ssize_t(num_envs)),
+        infos_(py::ssize_t(num_envs)),
+        final_infos_(py::ssize_t(num_envs)) {
+    std::fill_n(observations_.mutable_data(), observations_.size(), 0.0f);
+    std::fill_n(final_observations_.mutable_data(), final_observations_.size(), 0.0f);
+    std::fill_n(masks_.mutable_data(), masks_.size(), std::uint8_t{0});
+    std::fill_n(rewards_.mutable_data(), num_envs, 0.0);
+    std::fill_n(terminated_.mutable_data(), num_envs, false);
+    std::fill_n(truncated_.mutable_data(), num_envs, false);
+    std::fill_n(infos_.mutable_data(), num_envs, info_type{});
+    std::fill_n(final_infos_.mutable_data(), num_envs, info_type{});
+  }
+
+  void reset(std::optional<std::uint64_t> seed, std::optional<py::array_t<bool, py::array::c_style>> mask) {
+    py::gil_scoped_release release;
+    if (mask)
+      env_.reset(seed, {reinterpret_cast<const std::uint8_t*>(mask->data()), std::size_t(mask->size())},
+                 span_of(observations_), span_of(infos_));
+    else
+      env_.reset(seed, span_of(observations_), span_of(infos_));
+    env_.action_masks(span_of(masks_));
+  }
+
+  void step(const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& actions) {
+    const std::span<const std::int64_t> a(actions.data(), std::size_t(actions.size()));
+    const bool same = env_.mode() == autoreset_mode::same_step;
+    const dwsr::env::vector_step_buffers<info_type> out{
+        .observations = span_of(observations_),
+        .rewards = span_of(rewards_),
+        .terminated = bytes_of(terminated_),
+        .truncated = bytes_of(truncated_),
+        .infos = span_of(infos_),
+        .final_observations = same ? span_of(final_observations_) : std::span<float>{},
+        .final_infos = same ? span_of(final_infos_) : std::span<info_type>{}};
+    py::gil_scoped_release release;
+    env_.step(a, out);
+    env_.action_masks(span_of(masks_));
+  }
+
+  const Env& first() const noexcept { return env_[0]; }
+  std::size_t size() const noexcept { return env_.size(); }
+
+ private:
+  dwsr::env::vector_env<Env> env_;  // first: the arrays' sizes come from it
+
+ public:
+  py::array_t<float> observations_, final_observations_;
+  py::array_t<std::uint8_t> masks_;  ///< N x actions: 1 where valid in the current state
+  py::array_t<double> rewards_;
+  py::array_t<bool> terminated_, truncated_;
+  py::array_t<info_type> infos_, final_infos_;
+
+ private:
+  static std::vector<Env> copies(const Env& e, std::size_t n) {
+    if (n < 1) throw dwsr::invalid_input("num_envs " + std::to_string(n) + ": expected at least 1");
+    return std::vector<Env>(n, e);  // copies share the pool; each keeps its own stream
+  }
+};
+
+/// Binds Env (built in Python by a factory bound beside it) as `name`, one
+/// environment as `name`, and its batch as `name`Batch.
+template <class Env>
+void def_masked(py::module_& m, const std::string& name) {
+  py::class_<Env>(m, (name + "Config").c_str());
+  using S = masked_single<Env>;
+  py::class_<S>(m, name.c_str())
+      .def(py::init<const Env&>(), py::arg("env"))
+      .def("reset", &S::reset, py::arg("seed"))
+      .def("step", &S::step, py::arg("action"))
+      .def("action_mask", &S::action_mask)
+      .def("spaces", [](const S& e) { return masked_spaces(e.env()); });
+  using B = masked_batch<Env>;
+  py::class_<B>(m, (name + "Batch").c_str())
+      .def(py::init<const Env&, std::size_t, std::string>(), py::arg("env"), py::arg("num_envs"), py::arg("mode"))
+      .def("reset", &B::reset, py::arg("seed"), py::arg("mask"))
+      .def("step", &B::step, py::arg("actions"))
+      .def("spaces", [](const B& b) { return masked_spaces(b.first()); })
+      .def_property_readonly("num_envs", &B::size)
+      .def_readonly("observations", &B::observations_)
+      .def_readonly("final_observations", &B::final_observations_)
+      .def_readonly("masks", &B::masks_)
+      .def_readonly("rewards", &B::rewards_)
+      .def_readonly("terminated", &B::terminated_)
+      .def_readonly("truncated", &B::truncated_)
+      .def_readonly("infos", &B::infos_)
+      .def_readonly("final_infos", &B::final_infos_);
+}
+
+void register_chunk_schedule(py::module_& m) {
+  using dwsr::env::chunk_info;
+  using dwsr::env::chunk_schedule;
+  using dwsr::env::chunk_tasks;
+  PYBIND11_NUMPY_DTYPE(chunk_info, task, action, voxels, seconds, peak, budget, density, oom, invalid_action,
+                       voxels_per_second, inlines_done, elapsed, episode_voxels_per_second);
+  py::class_<chunk_tasks, std::shared_ptr<chunk_tasks>>(m, "ChunkTasks")
+      .def_static(
+          "generate",
+          [](std::uint64_t tasks, std::uint64_t seed) {
+            py::gil_scoped_release release;
+            return std::make_shared<chunk_tasks>(
+                dwsr::env::generate_chunk_tasks(dwsr::operators::catalogue(), {.tasks = tasks, .seed = seed}));
+          },
+          py::arg("tasks"), py::arg("seed"))
+      .def("__len__", &chunk_tasks::size)
+      .def_property_readonly("test", [](const chunk_tasks& p) {
+        std::vector<bool> t;
+        for (const auto& task : p.tasks) t.push_back(task.test);
+        return t;
+      });
+  def_masked<chunk_schedule>(m, "ChunkSchedule");
+  m.def(
+      "chunk_schedule",
+      [](std::shared_ptr<chunk_tasks> tasks, const std::string& part, double retry_seconds, std::uint64_t step_limit) {
+        return chunk_schedule(std::move(tasks),
+                              {.part = part_named(part), .retry_seconds = retry_seconds, .step_limit = step_limit});
+      },
+      py::arg("tasks"), py::arg("part"), py::arg("retry_seconds"), py::arg("step_limit"));
+  m.def(
+      "chunk_advisor_action", [](const masked_single<chunk_schedule>& e) { return dwsr::env::advisor_action(e.env()); },
+      py::arg("env"));
+}
+
 }  // namespace
 
 void register_envs(py::module_& m) {
@@ -268,4 +452,5 @@ void register_envs(py::module_& m) {
 
   def_env<dwsr::env::box_space>(m, "PeakPredict", "PeakPredictBatch");
   def_env<dwsr::env::discrete_space>(m, "PeakPredictBins", "PeakPredictBinsBatch");
+  register_chunk_schedule(m);
 }
