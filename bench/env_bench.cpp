@@ -150,10 +150,11 @@ BENCHMARK_CAPTURE(BM_vector_bins, same_step, autoreset_mode::same_step)->Apply(b
 
 // PeakPredict with a fresh meta plan per step: each iteration draws a new
 // pool of range(0) jobs (graph/dataset.hpp: random graphs, cubes, chunkings
-// and W x T, each configuration planned by meta execution under the exact and
-// host_pages models; a group of 8 rows shares one chunking) and steps one
-// episode per job, on one thread. Steps/s counts the jobs: what a stream of
-// never-seen jobs costs, planning included.
+// and W x T, planned by meta execution under the exact and host_pages models)
+// and steps one episode per job, on one thread. range(1) is the rows per
+// group: 1 plans every job's chunking afresh; the dataset's default 8 shares
+// one chunking (its meta executions) among a group's rows. Steps/s counts the
+// jobs: what a stream of never-seen jobs costs, planning included.
 void BM_fresh_plans(benchmark::State& state) {
   const auto rows = std::uint64_t(state.range(0));
   std::vector<float> obs;
@@ -166,6 +167,7 @@ void BM_fresh_plans(benchmark::State& state) {
       o.rows = rows;
       o.seed = seed++;
       o.allocators = {"exact", "host_pages"};
+      o.rows_per_group = std::size_t(state.range(1));
       peak_predict_bins e(std::make_shared<const peak_jobs>(generate_peak_jobs(operators::catalogue(), o)));
       obs.resize(e.observation_space().size());
       e.reset(1, obs, info);
@@ -177,7 +179,7 @@ void BM_fresh_plans(benchmark::State& state) {
   });
   count(state, rows);
 }
-BENCHMARK(BM_fresh_plans)->ArgName("jobs")->Arg(4096)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_fresh_plans)->ArgNames({"jobs", "per_group"})->Args({4096, 1})->Args({4096, 8})->Unit(benchmark::kMillisecond);
 
 /// ChunkSchedule's pool, generated once.
 std::shared_ptr<const chunk_tasks> chunk_pool() {
