@@ -130,7 +130,7 @@ struct gpu_pack_options {
 
 /// What GpuPack reports beside the reward.
 struct gpu_pack_info {
-  std::uint64_t job = 0;        ///< the head job's index in the trace (the trace's size when none waits)
+  std::uint64_t job = 0;        ///< the head job's index in the trace (the next to arrive when none waits)
   std::uint64_t kind = 0;       ///< the head job's kind in the pool (0 when none waits)
   std::int64_t placed = -1;     ///< step: the device this step placed a job on; -1 when it waited
   std::uint64_t clock = 0;      ///< ticks since the episode began
