@@ -71,10 +71,10 @@
 /// Determinism: the trace is drawn at reset from the environment's stream
 /// (core/random.hpp): kinds uniform over the part, gaps exponential with mean
 /// T_ref / (load x the devices' limits summed) ticks (portable_log, rounded
-/// down to ticks), the first
-/// at tick 0; or given whole (options.trace, the same every episode). The
-/// rest is integer arithmetic; logs are portable_log. A step allocates
-/// nothing: the running jobs of each device live in fixed slots.
+/// down to ticks), the first at tick 0; or given whole (options.trace, the
+/// same every episode). The rest is integer arithmetic; logs are
+/// portable_log. A step allocates nothing: the running jobs of each device
+/// live in fixed slots.
 
 #include <algorithm>
 #include <cmath>
