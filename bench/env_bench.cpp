@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "dwsr/env/chunk_schedule.hpp"
+#include "dwsr/env/gpu_pack.hpp"
 #include "dwsr/env/peak_predict.hpp"
 #include "dwsr/env/vector_env.hpp"
 #include "dwsr/graph/dataset_files.hpp"
@@ -242,6 +243,61 @@ void BM_chunk_vector(benchmark::State& state) {
   count(state, n);
 }
 BENCHMARK(BM_chunk_vector)->Apply(batches);
+
+}  // namespace
+
+// GpuPack (env/gpu_pack.hpp): the default pool (64 kinds) and devices, 32
+// jobs an episode; actions uniform over the G + 1 from a fixed stream (a
+// masked one is a wait), an episode reset when it ends.
+namespace {
+
+std::shared_ptr<const gpu_pack_jobs> pack_pool() {
+  static const auto jobs = std::make_shared<const gpu_pack_jobs>(generate_gpu_pack_jobs(operators::catalogue()));
+  return jobs;
+}
+
+void BM_gpu_pack_single(benchmark::State& state) {
+  gpu_pack e(pack_pool());
+  std::vector<float> obs(e.observation_space().size());
+  const auto actions = actions_for(e, 4096);
+  gpu_pack_info info;
+  e.reset(1, obs, info);
+  std::size_t k = 0;
+  for (auto _ : state) {
+    const auto r = e.step(actions[k], obs, info);
+    if (r.terminated || r.truncated) e.reset(std::nullopt, obs, info);
+    k = (k + 1) % actions.size();
+  }
+  count(state, 1);
+}
+BENCHMARK(BM_gpu_pack_single);
+
+void BM_gpu_pack_vector(benchmark::State& state, autoreset_mode mode) {
+  const auto n = std::size_t(state.range(0));
+  const bool one_thread = state.range(1) != 0;
+  vector_env<gpu_pack> v(std::vector<gpu_pack>(n, gpu_pack(pack_pool())), mode);
+  const auto d = v.obs_dim();
+  std::vector<float> obs(n * d), final_obs(n * d);
+  std::vector<double> rewards(n);
+  std::vector<std::uint8_t> term(n), trunc(n);
+  std::vector<gpu_pack_info> infos(n), finals(n);
+  const auto actions = actions_for(v[0], 64 * n);
+  const vector_env<gpu_pack>::step_buffers out{obs, rewards, term, trunc, infos, final_obs, finals};
+  tbb::task_arena arena(one_thread ? 1 : tbb::task_arena::automatic);
+  std::size_t k = 0;
+  arena.execute([&] {
+    v.reset(1, obs, infos);
+    for (auto _ : state) {
+      v.step(std::span<const std::int64_t>(actions).subspan(k * n, n), out);
+      k = (k + 1) % 64;
+      benchmark::DoNotOptimize(rewards.data());
+    }
+  });
+  state.counters["threads"] = double(arena.max_concurrency());
+  count(state, n);
+}
+BENCHMARK_CAPTURE(BM_gpu_pack_vector, next_step, autoreset_mode::next_step)->Apply(batches);
+BENCHMARK_CAPTURE(BM_gpu_pack_vector, same_step, autoreset_mode::same_step)->Apply(batches);
 
 }  // namespace
 
