@@ -180,7 +180,11 @@ void BM_fresh_plans(benchmark::State& state) {
   });
   count(state, rows);
 }
-BENCHMARK(BM_fresh_plans)->ArgNames({"jobs", "per_group"})->Args({4096, 1})->Args({4096, 8})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_fresh_plans)
+    ->ArgNames({"jobs", "per_group"})
+    ->Args({4096, 1})
+    ->Args({4096, 8})
+    ->Unit(benchmark::kMillisecond);
 
 /// ChunkSchedule's pool, generated once.
 std::shared_ptr<const chunk_tasks> chunk_pool() {

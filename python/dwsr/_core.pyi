@@ -104,3 +104,22 @@ class ChunkScheduleBatch:
     truncated: np.ndarray
     infos: np.ndarray
     final_infos: np.ndarray
+
+class GpuPackJobs:
+    @staticmethod
+    def generate(kinds: int, seed: int, allocator: str) -> GpuPackJobs: ...
+    def __len__(self) -> int: ...
+    test: List[bool]
+
+class GpuPackConfig: ...
+
+def gpu_pack(jobs: GpuPackJobs, part: str, devices: List[str], arrivals: int, load: float,
+             time_cost: str) -> GpuPackConfig: ...
+
+class GpuPack(ChunkSchedule):
+    def __init__(self, env: GpuPackConfig) -> None: ...  # type: ignore[override]
+
+def gpu_pack_first_fit_action(env: GpuPack) -> int: ...
+
+class GpuPackBatch(ChunkScheduleBatch):
+    def __init__(self, env: GpuPackConfig, num_envs: int, mode: str) -> None: ...  # type: ignore[override]

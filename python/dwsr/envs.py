@@ -1,6 +1,8 @@
 """Reinforcement-learning environments for memory estimators, as Gymnasium classes (docs/env.md).
 
-Importing this module registers ``dwsr/PeakPredict-v0``::
+Importing this module registers ``dwsr/PeakPredict-v0``, ``dwsr/ChunkSchedule-v0`` and
+``dwsr/GpuPack-v0`` (the last two: discrete actions with action masks, see
+:class:`ChunkScheduleEnv` and :class:`GpuPackEnv`)::
 
     import gymnasium as gym
     import dwsr.envs
@@ -32,7 +34,7 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 import gymnasium
 import numpy as np
@@ -43,8 +45,8 @@ from gymnasium.vector.utils import batch_space
 from . import _core
 from ._errors import InvalidInputError
 
-__all__ = ["ChunkScheduleEnv", "ChunkScheduleVectorEnv", "PeakPredictEnv", "PeakPredictVectorEnv", "chunk_tasks",
-           "peak_jobs"]
+__all__ = ["ChunkScheduleEnv", "ChunkScheduleVectorEnv", "GpuPackEnv", "GpuPackVectorEnv", "PeakPredictEnv",
+           "PeakPredictVectorEnv", "chunk_tasks", "gpu_pack_jobs", "peak_jobs"]
 
 PathLike = Union[str, os.PathLike]
 _MODES = {AutoresetMode.NEXT_STEP: "next_step", AutoresetMode.SAME_STEP: "same_step",
@@ -452,6 +454,95 @@ class ChunkScheduleVectorEnv(_MaskedBatchEnv):
                            render_mode, mask_in_observation)
 
 
+@functools.lru_cache(maxsize=8)
+def _generated_kinds(kinds: int, pool_seed: int, allocator: str) -> _core.GpuPackJobs:
+    return _core.GpuPackJobs.generate(kinds, pool_seed, allocator)
+
+
+def gpu_pack_jobs(kinds: int = 64, pool_seed: int = 0, allocator: str = "torch_cuda_caching") -> _core.GpuPackJobs:
+    """The job kinds GpuPack's traces draw from: ``kinds`` chunked runs generated from ``pool_seed``,
+    each one's reserved memory over time under ``allocator`` (cached: the same arguments give the
+    same object). Kind k is a test kind when k % 5 == 4."""
+    if kinds < 2:
+        raise InvalidInputError(f"{kinds} job kinds; expected at least 2 (one per part)")
+    return _generated_kinds(int(kinds), int(pool_seed), str(allocator))
+
+
+_DEVICES = ("h100-80gb", "h100-80gb/3g.40gb", "h100-80gb/2g.20gb", "h100-80gb/1g.10gb")
+
+
+def _gpu_pack_config(jobs: Optional[_core.GpuPackJobs], split: str, devices: Sequence[str], arrivals: int,
+                     load: float, time_cost: str, kinds: int, pool_seed: int, allocator: str) -> Any:
+    pool = jobs if jobs is not None else gpu_pack_jobs(kinds, pool_seed, allocator)
+    config = _core.gpu_pack(pool, _check_choice("split", split, ("train", "test")), [str(d) for d in devices],
+                            int(arrivals), float(load), _check_choice("time_cost", time_cost,
+                                                                      ("flow_time", "makespan")))
+    return pool, config
+
+
+class GpuPackEnv(_MaskedEnv):
+    """GpuPack, one environment (``gym.make("dwsr/GpuPack-v0", ...)``); docs/env.md.
+
+    Jobs arrive from a seeded trace; each step places the head job on one of
+    G devices (whole GPUs or MIG slices) or waits (action G). A job's
+    reserved memory over time comes from the simulator's device model; a
+    placement whose sum exceeds a device's capacity runs out of memory, and
+    the job reruns alone on a recovery GPU at its full cost (CARMA's recovery).
+    With ``time_cost="flow_time"`` (default) the return is the completed work
+    minus the jobs' summed time in the system; ``"makespan"`` charges elapsed time.
+
+    Args:
+        jobs: a pool from :func:`gpu_pack_jobs` (shared); else generated from
+            ``kinds``, ``pool_seed`` and ``allocator``.
+        split: ``"train"`` or ``"test"``; the parts never share a job kind.
+        devices: the G devices, by name (``dwsr colocate --help`` lists them).
+        arrivals: jobs per episode.
+        load: arrival rate relative to what the devices can run (above 1: a queue builds).
+        mask_in_observation: observations are dicts with an ``"action_mask"`` key.
+
+    A device is masked when no job waits, when it runs as many jobs as it
+    has compute slices, or when the head job alone does not fit it; waiting
+    is always valid. An invalid action is a wait with ``info["invalid_action"]``
+    set; it never raises. ``first_fit_action()`` is the first-fit heuristic.
+    """
+
+    def __init__(self, *, jobs: Optional[_core.GpuPackJobs] = None, split: str = "train",
+                 devices: Sequence[str] = _DEVICES, arrivals: int = 32, load: float = 2.0,
+                 time_cost: str = "flow_time", kinds: int = 64, pool_seed: int = 0,
+                 allocator: str = "torch_cuda_caching", mask_in_observation: bool = False,
+                 render_mode: Optional[str] = None) -> None:
+        self.jobs, config = _gpu_pack_config(jobs, split, devices, arrivals, load, time_cost, kinds, pool_seed,
+                                             allocator)
+        self._start(_core.GpuPack(config), mask_in_observation, render_mode)
+
+    def first_fit_action(self) -> int:
+        """The first device whose current usage plus the head job's peak fits, else wait."""
+        return int(_core.gpu_pack_first_fit_action(self._core))
+
+
+class GpuPackVectorEnv(_MaskedBatchEnv):
+    """GpuPack's C++ batch (``gym.make_vec(..., vectorization_mode="vector_entry_point")``).
+
+    Takes :class:`GpuPackEnv`'s arguments, and ``num_envs``, ``autoreset_mode``
+    and ``copy`` as :class:`PeakPredictVectorEnv` does; ``action_masks()`` is a
+    ``num_envs x (G + 1)`` bool array for the current states.
+    """
+
+    def __init__(self, num_envs: int = 1, *, autoreset_mode: Union[AutoresetMode, str] = AutoresetMode.NEXT_STEP,
+                 copy: bool = False, jobs: Optional[_core.GpuPackJobs] = None, split: str = "train",
+                 devices: Sequence[str] = _DEVICES, arrivals: int = 32, load: float = 2.0,
+                 time_cost: str = "flow_time", kinds: int = 64, pool_seed: int = 0,
+                 allocator: str = "torch_cuda_caching", mask_in_observation: bool = False,
+                 render_mode: Optional[str] = None) -> None:
+        mode = _autoreset_mode(autoreset_mode)
+        if num_envs < 1:
+            raise InvalidInputError(f"num_envs {num_envs}: expected at least 1")
+        self.jobs, config = _gpu_pack_config(jobs, split, devices, arrivals, load, time_cost, kinds, pool_seed,
+                                             allocator)
+        self._start_masked(_core.GpuPackBatch(config, int(num_envs), _MODES[mode]), num_envs, mode, copy,
+                           render_mode, mask_in_observation)
+
+
 def _register() -> None:
     if "dwsr/PeakPredict-v0" not in gymnasium.registry:
         gymnasium.register(id="dwsr/PeakPredict-v0", entry_point="dwsr.envs:PeakPredictEnv",
@@ -459,6 +550,9 @@ def _register() -> None:
     if "dwsr/ChunkSchedule-v0" not in gymnasium.registry:
         gymnasium.register(id="dwsr/ChunkSchedule-v0", entry_point="dwsr.envs:ChunkScheduleEnv",
                            vector_entry_point="dwsr.envs:ChunkScheduleVectorEnv")
+    if "dwsr/GpuPack-v0" not in gymnasium.registry:
+        gymnasium.register(id="dwsr/GpuPack-v0", entry_point="dwsr.envs:GpuPackEnv",
+                           vector_entry_point="dwsr.envs:GpuPackVectorEnv")
 
 
 _register()

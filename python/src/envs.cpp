@@ -1,5 +1,5 @@
-// dwsr._core's environments (dwsr/env/): PeakPredict's job pools and
-// ChunkSchedule's task pools, one environment at a time, and the C++ batch
+// dwsr._core's environments (dwsr/env/): PeakPredict's job pools,
+// ChunkSchedule's task pools and GpuPack's job kinds, one environment at a time, and the C++ batch
 // (vector_env) writing into NumPy arrays that it owns and Python reads in
 // place. The masked environments (discrete actions with an action mask) share
 // one generic binding: an environment object built by a factory, then
@@ -21,6 +21,7 @@
 
 #include "dwsr/core/quote.hpp"
 #include "dwsr/env/chunk_schedule.hpp"
+#include "dwsr/env/gpu_pack.hpp"
 #include "dwsr/env/peak_predict.hpp"
 #include "dwsr/env/vector_env.hpp"
 #include "dwsr/error.hpp"
@@ -410,6 +411,48 @@ void register_chunk_schedule(py::module_& m) {
       py::arg("env"));
 }
 
+void register_gpu_pack(py::module_& m) {
+  using dwsr::env::gpu_pack;
+  using dwsr::env::gpu_pack_info;
+  using dwsr::env::gpu_pack_jobs;
+  PYBIND11_NUMPY_DTYPE(gpu_pack_info, job, kind, placed, clock, seconds, work, completed, ooms, queued, invalid_action);
+  py::class_<gpu_pack_jobs, std::shared_ptr<gpu_pack_jobs>>(m, "GpuPackJobs")
+      .def_static(
+          "generate",
+          [](std::size_t kinds, std::uint64_t seed, const std::string& allocator) {
+            py::gil_scoped_release release;
+            return std::make_shared<gpu_pack_jobs>(dwsr::env::generate_gpu_pack_jobs(
+                dwsr::operators::catalogue(), {.kinds = kinds, .seed = seed, .allocator = allocator}));
+          },
+          py::arg("kinds"), py::arg("seed"), py::arg("allocator"))
+      .def("__len__", &gpu_pack_jobs::size)
+      .def_property_readonly("test", [](const gpu_pack_jobs& p) {
+        std::vector<bool> t;
+        for (const auto& k : p.kinds) t.push_back(k.test);
+        return t;
+      });
+  def_masked<gpu_pack>(m, "GpuPack");
+  m.def(
+      "gpu_pack",
+      [](std::shared_ptr<gpu_pack_jobs> jobs, const std::string& part, const std::vector<std::string>& devices,
+         std::size_t arrivals, double load, const std::string& time_cost) {
+        dwsr::env::gpu_pack_options o{.part = part_named(part), .jobs = arrivals, .load = load};
+        if (!devices.empty()) {
+          o.devices.clear();
+          for (const auto& d : devices) o.devices.push_back(dwsr::sim::device_named(d));
+        }
+        if (time_cost == "makespan")
+          o.time_cost = dwsr::env::gpu_pack_time_cost::makespan;
+        else if (time_cost != "flow_time")
+          throw dwsr::invalid_input("time_cost " + dwsr::quote(time_cost) + ": expected flow_time or makespan");
+        return gpu_pack(std::move(jobs), o);
+      },
+      py::arg("jobs"), py::arg("part"), py::arg("devices"), py::arg("arrivals"), py::arg("load"), py::arg("time_cost"));
+  m.def(
+      "gpu_pack_first_fit_action",
+      [](const masked_single<gpu_pack>& e) { return dwsr::env::first_fit_action(e.env()); }, py::arg("env"));
+}
+
 }  // namespace
 
 void register_envs(py::module_& m) {
@@ -453,4 +496,5 @@ void register_envs(py::module_& m) {
   def_env<dwsr::env::box_space>(m, "PeakPredict", "PeakPredictBatch");
   def_env<dwsr::env::discrete_space>(m, "PeakPredictBins", "PeakPredictBinsBatch");
   register_chunk_schedule(m);
+  register_gpu_pack(m);
 }
