@@ -194,7 +194,7 @@ chunked_plan plan_by_class(const chunked_schedule& s, Measure&& measure) {
 /// requested bytes and its events.
 inline std::pair<std::uint64_t, std::uint64_t> meta_step(const chunked_schedule& s, const node_reductions& reductions,
                                                          const schedule_phase& ph, const block& b) {
-  peak_counter counter;
+  serial_peak_counter counter;
   event_bus bus(counter);
   meta_context ctx(bus, {.threads = s.options().threads});
   reduction acc;

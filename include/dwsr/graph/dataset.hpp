@@ -398,12 +398,7 @@ inline dataset make_dataset(const registry& r, const dataset_options& o,
       gd.chunk = detail::draw_chunk(rng, g, gd.cube);
       base.emplace(g, gd.cube, chunked_options{gd.chunk, 1, gd.threads});
       classes.emplace(base->blocks());
-      const auto reductions = detail::run_phase_reductions(*base);
-      for (const auto& m : per_class)
-        steps.push_back(detail::measure_classes(*base, *classes, [&](const schedule_phase& ph, const block& b) {
-          return m == sim::exact_model::name ? detail::meta_step(*base, reductions, ph, b)
-                                             : detail::model_step(*base, reductions, ph, b, m);
-        }));
+      steps = detail::measure_classes_under(*base, *classes, detail::run_phase_reductions(*base), per_class);
     }
     feature_vector v = feature_vector::values_only();
     for (auto row = first; row < last; ++row) {

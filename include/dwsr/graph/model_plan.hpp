@@ -24,6 +24,8 @@
 
 #include "dwsr/error.hpp"
 #include "dwsr/graph/chunked.hpp"
+#include "dwsr/memory/fan_out.hpp"
+#include "dwsr/memory/peak_counter.hpp"
 #include "dwsr/sim/any_model.hpp"
 
 namespace dwsr {
@@ -58,6 +60,43 @@ inline std::pair<std::uint64_t, std::uint64_t> model_step(const chunked_schedule
   run_step(
       ctx, s, ph, b, reductions, &acc, nullptr, [](float*) {}, nullptr);
   return {model.stats().peak_reserved, bus.events()};
+}
+
+/// class_steps of `classes` under each of `specs`: "exact" (requested
+/// bytes, meta_step's) or a model that holds nothing between blocks
+/// (model_step's). One meta execution per class and phase feeds them all, so
+/// several models cost one execution, not one each; the figures are those of
+/// measure_classes with meta_step or model_step per spec.
+inline std::vector<class_steps> measure_classes_under(const chunked_schedule& s, const block_classes& classes,
+                                                      const node_reductions& reductions,
+                                                      const std::vector<std::string>& specs) {
+  const auto& ks = classes.classes();
+  std::vector<class_steps> out(
+      specs.size(), class_steps{std::vector<std::uint64_t>(ks.size()), std::vector<std::uint64_t>(ks.size())});
+  for (std::size_t k = 0; k < ks.size(); ++k)
+    for (const auto& ph : s.phases()) {
+      serial_peak_counter counter;
+      std::vector<sim::any_model> models;
+      models.reserve(specs.size());  // the fan-out refers to them: no reallocation
+      fan_out fan;
+      for (const auto& spec : specs) {
+        if (spec == sim::exact_model::name) continue;
+        models.push_back(sim::make_model(spec));
+        fan.add(models.back());
+      }
+      fan.add(counter);
+      event_bus bus(fan);
+      meta_context ctx(bus, {.threads = s.options().threads});
+      reduction acc;
+      run_step(
+          ctx, s, ph, ks[k].example, reductions, &acc, nullptr, [](float*) {}, nullptr);
+      for (std::size_t j = 0, m = 0; j < specs.size(); ++j) {
+        const auto peak = specs[j] == sim::exact_model::name ? counter.peak() : models[m++].stats().peak_reserved;
+        out[j].peak[k] = std::max(out[j].peak[k], peak);
+        out[j].events[k] += bus.events();
+      }
+    }
+  return out;
 }
 
 }  // namespace detail
