@@ -280,6 +280,10 @@ inline void add_train_command(CLI::App& app) {
     }
     remove_stale_partials_of(dir / "policy.json");
     env::write_episodic_training(dir, t, extra);
+    if (runs.empty()) {  // an earlier run's real.csv would not belong to this policy
+      std::error_code ignored;
+      std::filesystem::remove(dir / "real.csv", ignored);
+    }
     const auto& d = t.document;
     if (json) {
       nlohmann::json summary{{"env", environment},

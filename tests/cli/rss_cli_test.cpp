@@ -119,4 +119,10 @@ TEST_CASE("dwsr train --env chunk_schedule --real runs the chosen chunks and the
   const auto doc = nlohmann::json::parse(file_text(dir / "out" / "policy.json"));
   CHECK(doc["real"]["tasks"] == nlohmann::json::array({24, 29}));
   CHECK(!std::filesystem::exists(dir / "out" / ".dwsr-train-real"));  // the scratch directory is gone
+  // A run without --real into the same directory: the earlier real.csv goes.
+  REQUIRE(dwsr::test::run_dwsr("train --env chunk_schedule --policy advisor --eval-episodes 10 -o " +
+                               (dir / "out").string())
+              .status == 0);
+  CHECK(!std::filesystem::exists(dir / "out" / "real.csv"));
+  CHECK(!nlohmann::json::parse(file_text(dir / "out" / "policy.json")).contains("real"));
 }
