@@ -219,6 +219,14 @@ inline void add_train_command(CLI::App& app) {
     c.steps = steps_opt->count() > 0 ? steps : 0;
     const auto pool = std::make_shared<const env::chunk_tasks>(
         env::generate_chunk_tasks(operators::catalogue(), {.tasks = tasks, .seed = pool_seed}));
+    // Real mode's tasks, checked before training.
+    const auto chosen = env::chunk_real_tasks(*pool, real, real_max_mib << 20);
+    if (chosen.size() < real)
+      throw invalid_input("--real " + std::to_string(real) + ": the pool's test part has " +
+                          std::to_string(chosen.size()) + " tasks without event_picks and a cube of at most " +
+                          std::to_string(real_max_mib) +
+                          " MiB; expected at least that many (more --tasks, another "
+                          "--pool-seed or a larger --real-max-mib)");
     c.pool = nlohmann::json::object();
     c.progress = [&](std::uint64_t done) { meter(done, c.steps ? 0 : c.episodes, "episodes"); };
     auto t = env::train_chunk_schedule(pool, c);
@@ -231,13 +239,6 @@ inline void add_train_command(CLI::App& app) {
     std::vector<env::extra_file> extra;
     const auto dir = std::filesystem::path(out);
     if (real > 0) {
-      const auto chosen = env::chunk_real_tasks(*pool, real, real_max_mib << 20);
-      if (chosen.size() < real)
-        throw invalid_input("--real " + std::to_string(real) + ": the pool's test part has " +
-                            std::to_string(chosen.size()) + " tasks without event_picks and a cube of at most " +
-                            std::to_string(real_max_mib) +
-                            " MiB; expected at least that many (more --tasks, another "
-                            "--pool-seed or a larger --real-max-mib)");
       const auto tool = std::filesystem::read_symlink("/proc/self/exe");
       const bool existed = std::filesystem::exists(dir);
       std::filesystem::create_directories(dir);
