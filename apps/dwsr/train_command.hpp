@@ -1,103 +1,321 @@
 #pragma once
 // `dwsr train`: trains a policy in an environment and writes it with its
-// learning curve (env/peak_training.hpp; docs/env.md).
+// learning curve (env/peak_training.hpp, env/chunk_training.hpp; docs/env.md).
 
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "cli_common.hpp"
+#include "dwsr/env/chunk_real.hpp"
+#include "dwsr/env/chunk_training.hpp"
 #include "dwsr/env/peak_training.hpp"
 
 namespace dwsr::cli {
 
+namespace detail {
+
+/// "--a, --b": the options of `opts` the user gave.
+inline std::string given_options(const std::vector<CLI::Option*>& opts) {
+  std::string out;
+  for (const auto* o : opts)
+    if (o->count() > 0) out += (out.empty() ? "" : ", ") + o->get_name();
+  return out;
+}
+
+/// Throws when any option of `opts` was given: they do not apply to `what`.
+inline void refuse_options(const std::vector<CLI::Option*>& opts, const std::string& what) {
+  const auto given = given_options(opts);
+  if (given.empty()) return;
+  const bool one = given.find(',') == std::string::npos;
+  throw invalid_input(given + (one ? " does" : " do") + " not apply to " + what);
+}
+
+/// Redraws "train: ..." on stderr at most every 200 ms (and at the end) when
+/// it is a terminal.
+class train_progress {
+ public:
+  train_progress() : tty_(::isatty(STDERR_FILENO) != 0), last_(std::chrono::steady_clock::now()) {}
+  void operator()(std::uint64_t done, std::uint64_t total, const char* unit) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!tty_ || (now - last_ < std::chrono::milliseconds(200) && done != total)) return;
+    last_ = now;
+    drawn_ = true;
+    if (total)
+      std::fprintf(stderr, "\r\033[Ktrain: %llu/%llu %s", static_cast<unsigned long long>(done),
+                   static_cast<unsigned long long>(total), unit);
+    else
+      std::fprintf(stderr, "\r\033[Ktrain: %llu %s", static_cast<unsigned long long>(done), unit);
+  }
+  void clear() {
+    if (tty_) std::fprintf(stderr, "\r\033[K");
+  }
+  bool tty() const noexcept { return tty_; }
+
+ private:
+  bool tty_, drawn_ = false;
+  std::chrono::steady_clock::time_point last_;
+};
+
+}  // namespace detail
+
 inline void add_train_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "train",
-      "train a policy in an environment (PeakPredict's bins: random or LinUCB) and write it with its "
-      "learning curve");
-  static std::string environment = "peak_predict", out, data, label = "peak_requested", split = "random";
+      "train a policy in an environment (PeakPredict's bins: random or LinUCB; ChunkSchedule: random, advisor or "
+      "REINFORCE) and write it with its learning curve");
+  static std::string environment = "peak_predict", policy, out, data, label = "peak_requested", split = "random";
   static env::peak_training_request r;
-  static std::uint64_t rows = 20000, pool_seed = 0;
+  static env::episodic_training_request c;
+  static std::uint64_t rows = 20000, pool_seed = 0, steps = 100000, window = 1000, seed = 0, eval = 10000;
+  static std::uint64_t tasks = 256, real = 0, real_max_mib = env::chunk_real_max_cube_bytes >> 20;
   static bool json = false;
-  cmd->add_option("--env", environment, "environment: peak_predict (its Discrete variant over quantile bins)")
+  cmd->add_option("--env", environment,
+                  "environment: peak_predict (its Discrete variant over quantile bins) or chunk_schedule")
       ->capture_default_str();
-  cmd->add_option("--policy", r.policy, "random, or linucb (a contextual bandit over the bins)")->capture_default_str();
-  cmd->add_option("--steps", r.steps, "training steps")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
-      ->capture_default_str();
-  cmd->add_option("--seed", r.seed, "seed of the episodes and of the random policy (same options, same files)")
+  cmd->add_option("--policy", policy,
+                  "peak_predict: random or linucb (a contextual bandit over the bins; the default); chunk_schedule: "
+                  "random, advisor (both only scored) or reinforce (a policy-gradient agent; the default)");
+  auto* steps_opt =
+      cmd->add_option("--steps", steps,
+                      "training steps (peak_predict); chunk_schedule, reinforce: whole episodes until this "
+                      "many steps, instead of --episodes")
+          ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
+          ->capture_default_str();
+  cmd->add_option("--seed", seed,
+                  "seed of the episodes, the random policy and the network's weights (same options, same files)")
       ->capture_default_str();
   cmd->add_option("-o,--out", out, "directory for policy.json and curve.csv (created when missing)")->required();
-  cmd->add_option("--dataset", data, "jobs from a `dwsr dataset --task peak` directory (default: generated)");
-  cmd->add_option("--rows", rows, "generated jobs: rows of the pool")
-      ->check(CLI::Range(std::uint64_t{1}, dataset_max_rows))
-      ->capture_default_str();
-  cmd->add_option("--pool-seed", pool_seed, "generated jobs: the pool's seed")->capture_default_str();
-  cmd->add_option("--label", label, "the true peak: peak_requested or peak_reserved_MODEL")->capture_default_str();
-  cmd->add_option("--split", split, "the dataset's split into train and test: random, family or extrapolation")
-      ->capture_default_str();
-  cmd->add_option("--bins", r.bins, "quantile bins of the train peaks (the actions)")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 12))
-      ->capture_default_str();
-  cmd->add_option("--alpha", r.linucb.alpha, "linucb: exploration, standard errors added to the predicted reward")
-      ->check(CLI::Range(0.0, 1e6))
-      ->capture_default_str();
-  cmd->add_option("--window", r.window, "training steps per point of the learning curve")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
-      ->capture_default_str();
-  cmd->add_option("--eval-episodes", r.eval_episodes, "test episodes the policy and the random baseline are scored on")
+  auto* dataset_opt = cmd->add_option(
+      "--dataset", data, "peak_predict: jobs from a `dwsr dataset --task peak` directory (default: generated)");
+  auto* rows_opt = cmd->add_option("--rows", rows, "peak_predict: generated jobs, rows of the pool")
+                       ->check(CLI::Range(std::uint64_t{1}, dataset_max_rows))
+                       ->capture_default_str();
+  cmd->add_option("--pool-seed", pool_seed, "the generated pool's seed (jobs or tasks)")->capture_default_str();
+  auto* label_opt =
+      cmd->add_option("--label", label, "peak_predict: the true peak, peak_requested or peak_reserved_MODEL")
+          ->capture_default_str();
+  auto* split_opt = cmd->add_option("--split", split,
+                                    "peak_predict: the dataset's split into train and test: random, family or "
+                                    "extrapolation")
+                        ->capture_default_str();
+  auto* bins_opt = cmd->add_option("--bins", r.bins, "peak_predict: quantile bins of the train peaks (the actions)")
+                       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 12))
+                       ->capture_default_str();
+  auto* alpha_opt = cmd->add_option("--alpha", r.linucb.alpha,
+                                    "peak_predict, linucb: exploration, standard errors added to the predicted reward")
+                        ->check(CLI::Range(0.0, 1e6))
+                        ->capture_default_str();
+  auto* window_opt = cmd->add_option("--window", window,
+                                     "points of the learning curve: training steps (peak_predict) or episodes "
+                                     "(chunk_schedule) per point")
+                         ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
+                         ->capture_default_str();
+  cmd->add_option("--eval-episodes", eval,
+                  "test episodes each policy is scored on (the policy, the random baseline and, for chunk_schedule, "
+                  "the advisor; the same episodes)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 32))
       ->capture_default_str();
-  cmd->add_flag("--json", json, "print a JSON summary instead of a line");
-  cmd->callback([] {
-    if (environment != "peak_predict") throw invalid_input("--env " + quote(environment) + ": expected peak_predict");
-    if (r.policy != "random" && r.policy != "linucb")
-      throw invalid_input("--policy " + quote(r.policy) + ": expected random or linucb");
-    const env::peak_jobs_options po{.label = label, .split = split};
-    std::shared_ptr<const env::peak_jobs> jobs;
-    if (!data.empty()) {
-      jobs = std::make_shared<const env::peak_jobs>(env::load_peak_jobs(data, po));
-      r.pool = {{"dataset", data}};
+  auto* tasks_opt = cmd->add_option("--tasks", tasks, "chunk_schedule: tasks of the generated pool (both parts)")
+                        ->check(CLI::Range(std::uint64_t{5}, std::uint64_t{1} << 20))
+                        ->capture_default_str();
+  auto* episodes_opt = cmd->add_option("--episodes", c.episodes, "chunk_schedule, reinforce: training episodes")
+                           ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
+                           ->capture_default_str();
+  auto* hidden_opt =
+      cmd->add_option("--hidden", c.reinforce.hidden, "chunk_schedule, reinforce: tanh units (0: a linear policy)")
+          ->check(CLI::Range(std::size_t{0}, std::size_t{4096}))
+          ->capture_default_str();
+  auto* lr_opt = cmd->add_option("--lr", c.reinforce.learning_rate, "chunk_schedule, reinforce: Adam's step size")
+                     ->check(CLI::Range(1e-9, 10.0))
+                     ->capture_default_str();
+  auto* batch_opt = cmd->add_option("--batch", c.batch, "chunk_schedule, reinforce: episodes per update")
+                        ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20))
+                        ->capture_default_str();
+  auto* real_opt = cmd->add_option("--real", real,
+                                   "chunk_schedule: after scoring, run the policy's first chunk for real on this many "
+                                   "test tasks (small cubes, no event_picks) and write real.csv")
+                       ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1000}))
+                       ->capture_default_str();
+  auto* real_max_opt = cmd->add_option("--real-max-mib", real_max_mib,
+                                       "chunk_schedule, --real: the largest cube run for real, MiB of float32")
+                           ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20))
+                           ->capture_default_str();
+  cmd->add_flag("--json", json, "print a JSON summary instead of lines");
+  cmd->callback([=] {
+    if (environment == "peak_predict") {
+      detail::refuse_options({tasks_opt, episodes_opt, hidden_opt, lr_opt, batch_opt, real_opt, real_max_opt},
+                             "--env peak_predict (chunk_schedule only)");
+      r.policy = policy.empty() ? "linucb" : policy;
+      if (r.policy != "random" && r.policy != "linucb")
+        throw invalid_input("--policy " + quote(r.policy) + ": expected random or linucb for --env peak_predict");
+    } else if (environment == "chunk_schedule") {
+      detail::refuse_options({dataset_opt, rows_opt, label_opt, split_opt, bins_opt, alpha_opt},
+                             "--env chunk_schedule (peak_predict only)");
+      c.policy = policy.empty() ? "reinforce" : policy;
+      if (c.policy != "random" && c.policy != "advisor" && c.policy != "reinforce")
+        throw invalid_input("--policy " + quote(c.policy) +
+                            ": expected random, advisor or reinforce for --env chunk_schedule");
+      if (c.policy != "reinforce")
+        detail::refuse_options({steps_opt, episodes_opt, hidden_opt, lr_opt, batch_opt, window_opt},
+                               "--policy " + c.policy + " (it is only scored; reinforce trains)");
+      if (steps_opt->count() > 0 && episodes_opt->count() > 0)
+        throw invalid_input("--steps and --episodes: expected one of them (training length)");
+      if (real == 0 && real_max_opt->count() > 0) throw invalid_input("--real-max-mib applies only with --real N");
     } else {
-      dataset_options d{.rows = rows, .seed = pool_seed};
-      d.allocators = {"exact", "host_pages"};
-      if (label.rfind("peak_reserved_", 0) == 0) d.allocators.push_back(label.substr(14));
-      jobs = std::make_shared<const env::peak_jobs>(env::generate_peak_jobs(operators::catalogue(), d, po));
-      r.pool = {{"generated", {{"rows", rows}, {"seed", pool_seed}, {"allocators", d.allocators}}}};
+      throw invalid_input("--env " + quote(environment) + ": expected peak_predict or chunk_schedule");
     }
-    const bool tty = ::isatty(STDERR_FILENO) != 0;
+    detail::train_progress meter;
     const auto started = std::chrono::steady_clock::now();
-    auto last = started;
-    r.progress = [&](std::uint64_t done) {
-      const auto now = std::chrono::steady_clock::now();
-      if (!tty || (now - last < std::chrono::milliseconds(200) && done != r.steps)) return;
-      last = now;
-      std::fprintf(stderr, "\r\033[Ktrain: %llu/%llu steps", static_cast<unsigned long long>(done),
-                   static_cast<unsigned long long>(r.steps));
-    };
-    const auto t = env::train_peak_predict(jobs, r);
-    r.progress = {};  // it refers to this callback's locals
-    if (tty) std::fprintf(stderr, "\r\033[K");
+    if (environment == "peak_predict") {
+      r.steps = steps;
+      r.seed = seed;
+      r.window = window;
+      r.eval_episodes = eval;
+      const env::peak_jobs_options po{.label = label, .split = split};
+      std::shared_ptr<const env::peak_jobs> jobs;
+      if (!data.empty()) {
+        jobs = std::make_shared<const env::peak_jobs>(env::load_peak_jobs(data, po));
+        r.pool = {{"dataset", data}};
+      } else {
+        dataset_options d{.rows = rows, .seed = pool_seed};
+        d.allocators = {"exact", "host_pages"};
+        if (label.rfind("peak_reserved_", 0) == 0) d.allocators.push_back(label.substr(14));
+        jobs = std::make_shared<const env::peak_jobs>(env::generate_peak_jobs(operators::catalogue(), d, po));
+        r.pool = {{"generated", {{"rows", rows}, {"seed", pool_seed}, {"allocators", d.allocators}}}};
+      }
+      r.progress = [&](std::uint64_t done) { meter(done, r.steps, "steps"); };
+      const auto t = env::train_peak_predict(jobs, r);
+      r.progress = {};  // it refers to this callback's locals
+      meter.clear();
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      remove_stale_partials_of(std::filesystem::path(out) / "policy.json");
+      env::write_peak_training(out, t);
+      if (json)
+        return print_json({{"env", environment},
+                           {"policy", r.policy},
+                           {"steps", r.steps},
+                           {"seconds", seconds},
+                           {"out", out},
+                           {"test", t.policy["test"]},
+                           {"random_test", t.policy["random_test"]}});
+      std::printf("%s trained %llu steps on %llu train jobs in %.2f s\n", r.policy.c_str(),
+                  static_cast<unsigned long long>(r.steps),
+                  static_cast<unsigned long long>(t.policy["pool"]["train_jobs"].get<std::uint64_t>()), seconds);
+      std::printf("  test jobs: mean reward %.4g (random %.4g), out of memory %.1f%% (random %.1f%%)\n",
+                  t.test.mean_reward, t.random_test.mean_reward, 100 * t.test.oom_rate, 100 * t.random_test.oom_rate);
+      std::printf("wrote %s/policy.json, curve.csv\n", out.c_str());
+      return;
+    }
+
+    // chunk_schedule
+    c.seed = seed;
+    c.window = window;
+    c.eval_episodes = eval;
+    c.steps = steps_opt->count() > 0 ? steps : 0;
+    const auto pool = std::make_shared<const env::chunk_tasks>(
+        env::generate_chunk_tasks(operators::catalogue(), {.tasks = tasks, .seed = pool_seed}));
+    // Real mode's tasks, checked before training.
+    const auto chosen = env::chunk_real_tasks(*pool, real, real_max_mib << 20);
+    if (chosen.size() < real)
+      throw invalid_input("--real " + std::to_string(real) + ": the pool's test part has " +
+                          std::to_string(chosen.size()) + " tasks without event_picks and a cube of at most " +
+                          std::to_string(real_max_mib) +
+                          " MiB; expected at least that many (more --tasks, another "
+                          "--pool-seed or a larger --real-max-mib)");
+    c.pool = nlohmann::json::object();
+    c.progress = [&](std::uint64_t done) { meter(done, c.steps ? 0 : c.episodes, "episodes"); };
+    auto t = env::train_chunk_schedule(pool, c);
+    c.progress = {};
+    meter.clear();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    remove_stale_partials_of(std::filesystem::path(out) / "policy.json");
-    env::write_peak_training(out, t);
-    if (json)
-      return print_json({{"env", environment},
-                         {"policy", r.policy},
-                         {"steps", r.steps},
-                         {"seconds", seconds},
-                         {"out", out},
-                         {"test", t.policy["test"]},
-                         {"random_test", t.policy["random_test"]}});
-    std::printf("%s trained %llu steps on %llu train jobs in %.2f s\n", r.policy.c_str(),
-                static_cast<unsigned long long>(r.steps),
-                static_cast<unsigned long long>(t.policy["pool"]["train_jobs"].get<std::uint64_t>()), seconds);
-    std::printf("  test jobs: mean reward %.4g (random %.4g), out of memory %.1f%% (random %.1f%%)\n",
-                t.test.mean_reward, t.random_test.mean_reward, 100 * t.test.oom_rate, 100 * t.random_test.oom_rate);
-    std::printf("wrote %s/policy.json, curve.csv\n", out.c_str());
+
+    // Real mode: the policy's first action on each chosen test task, run by this very tool.
+    std::vector<env::chunk_real_row> runs;
+    std::vector<env::extra_file> extra;
+    const auto dir = std::filesystem::path(out);
+    if (real > 0) {
+      const auto tool = std::filesystem::read_symlink("/proc/self/exe");
+      const bool existed = std::filesystem::exists(dir);
+      std::filesystem::create_directories(dir);
+      const auto scratch = dir / ".dwsr-train-real";
+      std::filesystem::create_directories(scratch);
+      env::chunk_schedule test(pool, {.part = env::pool_part::test});
+      env::masked_random_policy random(test.action_space(), seed);
+      std::vector<float> obs(test.observation_space().size());
+      std::vector<std::uint8_t> mask(env::chunk_candidates);
+      env::chunk_info info;
+      try {
+        for (std::size_t k = 0; k < chosen.size(); ++k) {
+          test.reset_task(chosen[k], seed, obs, info);
+          test.action_mask(mask);
+          std::int64_t action = c.policy == "advisor" ? env::advisor_action(test)
+                                : t.trained           ? t.trained->greedy(obs, mask)
+                                                      : random.act(obs, mask);
+          if (meter.tty())
+            std::fprintf(stderr, "\r\033[Kreal: task %llu (%zu/%zu)", static_cast<unsigned long long>(chosen[k]), k + 1,
+                         chosen.size());
+          runs.push_back(
+              env::run_chunk_real(operators::catalogue(), *pool, chosen[k], std::size_t(action), tool, scratch));
+        }
+      } catch (...) {
+        meter.clear();
+        std::error_code ignored;
+        std::filesystem::remove_all(scratch, ignored);
+        if (!existed) std::filesystem::remove(dir, ignored);  // only when empty
+        throw;
+      }
+      meter.clear();
+      std::error_code ignored;
+      std::filesystem::remove_all(scratch, ignored);
+      const auto agree = env::chunk_real_agree(runs);
+      t.document["real"] = {{"tasks", chosen},
+                            {"file", "real.csv"},
+                            {"mean_abs_ratio_error", agree.mean},
+                            {"worst_abs_ratio_error", agree.worst}};
+      extra.push_back({"real.csv", env::chunk_real_csv(runs)});
+    }
+    remove_stale_partials_of(dir / "policy.json");
+    env::write_episodic_training(dir, t, extra);
+    if (runs.empty()) {  // an earlier run's real.csv would not belong to this policy
+      std::error_code ignored;
+      std::filesystem::remove(dir / "real.csv", ignored);
+    }
+    const auto& d = t.document;
+    if (json) {
+      nlohmann::json summary{{"env", environment},
+                             {"policy", c.policy},
+                             {"training", d["training"]},
+                             {"seconds", seconds},
+                             {"out", out},
+                             {"test", d["test"]},
+                             {"random_test", d["random_test"]},
+                             {"advisor_test", d["advisor_test"]}};
+      if (d.contains("real")) summary["real"] = d["real"];
+      return print_json(summary);
+    }
+    if (t.trained)
+      std::printf("%s trained %llu episodes (%llu steps) on %llu train tasks in %.2f s\n", c.policy.c_str(),
+                  static_cast<unsigned long long>(d["training"]["episodes"].get<std::uint64_t>()),
+                  static_cast<unsigned long long>(d["training"]["steps"].get<std::uint64_t>()),
+                  static_cast<unsigned long long>(d["pool"]["train_tasks"].get<std::uint64_t>()), seconds);
+    else
+      std::printf("%s scored (no training) in %.2f s\n", c.policy.c_str(), seconds);
+    std::printf(
+        "  test tasks: mean return %.4f (random %.4f, advisor %.4f), episodes out of memory %.1f%% (random %.1f%%, "
+        "advisor %.1f%%)\n",
+        t.test.mean_return, t.random_test.mean_return, t.heuristic_test.mean_return, 100 * t.test.oom_rate,
+        100 * t.random_test.oom_rate, 100 * t.heuristic_test.oom_rate);
+    if (!runs.empty()) {
+      const auto agree = env::chunk_real_agree(runs);
+      std::printf("  real: %zu runs, |RSS increase / simulated pages - 1|: mean %.4f, worst %.4f\n", runs.size(),
+                  agree.mean, agree.worst);
+    }
+    std::printf("wrote %s/policy.json, curve.csv%s\n", out.c_str(), runs.empty() ? "" : ", real.csv");
   });
 }
 

@@ -3,12 +3,15 @@
 // same command's on a one-trace cube (the idle baseline: code, libraries,
 // threads, FFTW's plans), compared with what the plan says the process holds:
 // every worker's live buffers in whole pages (host_pages), summed over the
-// workers, which run blocks of one shape at the same time.
+// workers, which run blocks of one shape at the same time. And the same check
+// as `dwsr train --env chunk_schedule --real` runs it (env/chunk_real.hpp).
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -37,6 +40,11 @@ child_run run_dwsr_child(const std::vector<std::string>& args, const std::filesy
   const auto doc = nlohmann::json::parse(in);
   return {e.max_rss, doc["planned_pages_sum_bytes"].get<std::uint64_t>(),
           doc["measured_peak_bytes"].get<std::uint64_t>()};
+}
+
+std::string file_text(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 }  // namespace
@@ -77,4 +85,44 @@ TEST_CASE("a chunked run's peak RSS is what the plan says the process holds") {
     CHECK(double(increase) <= 1.02 * double(held) + double(constant));
     CHECK(double(increase) + double(constant) >= 0.98 * double(held));
   }
+}
+
+TEST_CASE("dwsr train --env chunk_schedule --real runs the chosen chunks and the kernel agrees with the simulator") {
+  // The first two small test tasks of the default pool without event_picks
+  // (tasks 24 and 29: 433x434x82, W5 x T3, and 102x328x273, W1 x T2), each at
+  // the advisor's chunk: about 2 s each.
+  dwsr::test::temp_dir dir;
+  const auto r = dwsr::test::run_dwsr("train --env chunk_schedule --policy advisor --eval-episodes 100 --real 2 -o " +
+                                      (dir / "out").string());
+  INFO("stderr: " << r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("real: 2 runs") != std::string::npos);
+  std::istringstream csv(file_text(dir / "out" / "real.csv"));
+  std::string line;
+  std::getline(csv, line);
+  CHECK(line ==
+        "task,chunk,workers,threads,simulated_peak_bytes,simulated_pages_bytes,rss_increase_bytes,ratio,seconds");
+  std::vector<std::string> tasks;
+  while (std::getline(csv, line)) {
+    std::vector<std::string> cells;
+    std::istringstream in(line);
+    for (std::string c; std::getline(in, c, ',');) cells.push_back(c);
+    REQUIRE(cells.size() == 9);
+    tasks.push_back(cells[0]);
+    const double pages = std::stod(cells[5]), increase = std::stod(cells[6]);
+    INFO(line);
+    CHECK(std::stod(cells[4]) > 0);
+    // rss_cli_test's tolerance: the kernel's lazily synced counters, library memory.
+    CHECK(std::abs(increase - pages) <= 0.02 * pages + double(2u << 20));
+  }
+  CHECK(tasks == std::vector<std::string>{"24", "29"});
+  const auto doc = nlohmann::json::parse(file_text(dir / "out" / "policy.json"));
+  CHECK(doc["real"]["tasks"] == nlohmann::json::array({24, 29}));
+  CHECK(!std::filesystem::exists(dir / "out" / ".dwsr-train-real"));  // the scratch directory is gone
+  // A run without --real into the same directory: the earlier real.csv goes.
+  REQUIRE(dwsr::test::run_dwsr("train --env chunk_schedule --policy advisor --eval-episodes 10 -o " +
+                               (dir / "out").string())
+              .status == 0);
+  CHECK(!std::filesystem::exists(dir / "out" / "real.csv"));
+  CHECK(!nlohmann::json::parse(file_text(dir / "out" / "policy.json")).contains("real"));
 }

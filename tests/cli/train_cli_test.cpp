@@ -1,6 +1,7 @@
-// `dwsr train`: a small run writes policy.json (LinUCB's matrices) and
-// curve.csv, the same bytes from the same seed; jobs from a dataset
-// directory; bad options fail in one line and leave nothing behind.
+// `dwsr train`: a small run writes policy.json (LinUCB's matrices, or
+// REINFORCE's network for chunk_schedule) and curve.csv, the same bytes from
+// the same seed; jobs from a dataset directory; bad options fail in one line
+// and leave nothing behind. (ChunkSchedule's real mode: rss_cli_test.cpp.)
 
 #include <catch2/catch.hpp>
 
@@ -10,6 +11,9 @@
 #include <sstream>
 
 #include "cli/cli_runner.hpp"
+#include "dwsr/env/chunk_schedule.hpp"
+#include "dwsr/env/chunk_training.hpp"
+#include "dwsr/operators/catalogue.hpp"
 
 using namespace dwsr::test;
 
@@ -105,7 +109,8 @@ TEST_CASE("dwsr train takes jobs from a dataset directory and trains the random 
 TEST_CASE("dwsr train refuses bad options in one line and writes nothing") {
   temp_dir dir;
   const auto out = " -o " + (dir / "out").string();
-  expect_user_error(run_dwsr("train --env chunk_schedule --steps 10" + out), "--env 'chunk_schedule': expected");
+  expect_user_error(run_dwsr("train --env gpu_bogus --steps 10" + out),
+                    "--env 'gpu_bogus': expected peak_predict or chunk_schedule");
   expect_user_error(run_dwsr("train --policy ppo --steps 10" + out), "--policy 'ppo': expected random or linucb");
   expect_user_error(run_dwsr("train --steps 0" + out), "--steps");
   expect_user_error(run_dwsr("train --steps 10 --dataset " + (dir / "missing").string() + out), "columns.json");
@@ -116,4 +121,98 @@ TEST_CASE("dwsr train refuses bad options in one line and writes nothing") {
   std::ofstream(dir / "file") << "x";
   expect_user_error(run_dwsr("train --steps 10 --rows 200 -o " + (dir / "file").string()), "file");
   CHECK(text_of(dir / "file") == "x");
+}
+
+TEST_CASE("dwsr train --env chunk_schedule trains REINFORCE, writes both files, the same bytes from the same seed") {
+  temp_dir dir;
+  const std::string common =
+      "train --env chunk_schedule --policy reinforce --tasks 60 --pool-seed 2 --episodes 400 --window 100 --hidden 8 "
+      "--lr 0.02 --batch 8 --eval-episodes 200 --seed 3 -o ";
+  const auto r = run_dwsr(common + (dir / "a").string());
+  INFO("stderr: " << r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("reinforce trained 400 episodes") != std::string::npos);
+  CHECK(r.err.empty());
+  REQUIRE(run_dwsr(common + (dir / "b").string()).status == 0);
+  CHECK(text_of(dir / "a" / "policy.json") == text_of(dir / "b" / "policy.json"));
+  CHECK(text_of(dir / "a" / "curve.csv") == text_of(dir / "b" / "curve.csv"));
+  CHECK(!std::filesystem::exists(dir / "a" / "real.csv"));
+
+  const auto doc = nlohmann::json::parse(text_of(dir / "a" / "policy.json"));
+  CHECK(doc["format"] == "dwsr policy 1");
+  CHECK(doc["env"] == "chunk_schedule");
+  CHECK(doc["pool"]["tasks"] == 60);
+  CHECK(doc["pool"]["seed"] == 2);
+  CHECK(doc["training"]["episodes"] == 400);
+  CHECK(doc["training"]["hidden"] == 8);
+  CHECK(doc["training"]["batch"] == 8);
+  for (const char* s : {"test", "random_test", "advisor_test"}) {
+    CHECK(doc[s]["episodes"] == 200);
+    for (const char* k : {"mean_return", "mean_length", "oom_rate", "truncated_rate"}) CHECK(doc[s].contains(k));
+  }
+  std::istringstream curve(text_of(dir / "a" / "curve.csv"));
+  std::string line;
+  std::getline(curve, line);
+  CHECK(line == "episode,step,mean_return,mean_length");
+  std::size_t rows = 0;
+  while (std::getline(curve, line)) ++rows;
+  CHECK(rows == 4);
+
+  // The policy reads back and acts as the one trained: its greedy actions on the test tasks.
+  auto policy = dwsr::env::read_chunk_policy(dir / "a" / "policy.json");
+  auto again = dwsr::env::read_chunk_policy(dir / "b" / "policy.json");
+  CHECK(policy.parameters() == again.parameters());
+  const auto tasks = std::make_shared<const dwsr::env::chunk_tasks>(
+      dwsr::env::generate_chunk_tasks(dwsr::operators::catalogue(), {.tasks = 60, .seed = 2}));
+  dwsr::env::chunk_schedule test(tasks, {.part = dwsr::env::pool_part::test});
+  std::vector<float> obs(dwsr::env::chunk_observation_size);
+  std::vector<std::uint8_t> mask(dwsr::env::chunk_candidates);
+  dwsr::env::chunk_info info;
+  double total = 0;
+  for (std::uint64_t e = 0; e < 200; ++e) {
+    if (e == 0)
+      test.reset(3, obs, info);
+    else
+      test.reset(std::nullopt, obs, info);
+    for (;;) {
+      test.action_mask(mask);
+      const auto a = policy.greedy(obs, mask);
+      CHECK(a == again.greedy(obs, mask));
+      const auto s = test.step(a, obs, info);
+      total += s.reward;
+      if (s.terminated || s.truncated) break;
+    }
+  }
+  // The same test episodes as `dwsr train` scored: the same mean return.
+  CHECK(total / 200 == Approx(doc["test"]["mean_return"].get<double>()).epsilon(1e-12));
+
+  const auto j = run_dwsr("train --env chunk_schedule --policy random --tasks 60 --eval-episodes 50 --json -o " +
+                          (dir / "random").string());
+  REQUIRE(j.status == 0);
+  const auto summary = nlohmann::json::parse(j.out);
+  CHECK(summary["policy"] == "random");
+  CHECK(summary["test"] == summary["random_test"]);
+  CHECK(summary.contains("advisor_test"));
+  CHECK(text_of(dir / "random" / "curve.csv") == "episode,step,mean_return,mean_length\n");  // scored, not trained
+}
+
+TEST_CASE("dwsr train --env chunk_schedule refuses options of another environment or policy in one line") {
+  temp_dir dir;
+  const auto out = " -o " + (dir / "out").string();
+  const std::string env = "train --env chunk_schedule --tasks 20 ";
+  expect_user_error(run_dwsr(env + "--bins 4" + out), "--bins does not apply to --env chunk_schedule");
+  expect_user_error(run_dwsr(env + "--rows 40 --alpha 2" + out),
+                    "--rows, --alpha do not apply to --env chunk_schedule");
+  expect_user_error(run_dwsr(env + "--policy linucb" + out),
+                    "--policy 'linucb': expected random, advisor or reinforce for --env chunk_schedule");
+  expect_user_error(run_dwsr(env + "--policy advisor --episodes 10" + out),
+                    "--episodes does not apply to --policy advisor");
+  expect_user_error(run_dwsr(env + "--steps 100 --episodes 10" + out), "--steps and --episodes");
+  expect_user_error(run_dwsr(env + "--real-max-mib 8" + out), "--real-max-mib");
+  expect_user_error(run_dwsr(env + "--policy advisor --real 2 --real-max-mib 1" + out), "--real 2");
+  expect_user_error(run_dwsr("train --env peak_predict --hidden 4 --steps 10" + out),
+                    "--hidden does not apply to --env peak_predict");
+  expect_user_error(run_dwsr("train --policy reinforce --steps 10" + out),
+                    "--policy 'reinforce': expected random or linucb");
+  CHECK(!std::filesystem::exists(dir / "out"));
 }

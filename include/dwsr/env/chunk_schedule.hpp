@@ -202,9 +202,30 @@ class chunk_schedule {
   void reset(std::optional<std::uint64_t> seed, std::span<float> obs, chunk_info& info) {
     check_size(obs);
     if (seed) rng_ = xoshiro256ss(stream_key(*seed, 0, 0));
-    const auto& o = model_->options;
     const auto& part = model_->part;
-    task_ = part[rng_.next() % part.size()];
+    start(part[rng_.next() % part.size()], obs, info);
+  }
+
+  /// Starts an episode on task `task` of the pool (an index into tasks(),
+  /// of this environment's part), its density field drawn as reset() draws
+  /// it: what a policy would do on one given task (real mode, analysis).
+  /// Throws invalid_input for a task outside the pool or the part, or a
+  /// buffer of the wrong size.
+  void reset_task(std::uint64_t task, std::optional<std::uint64_t> seed, std::span<float> obs, chunk_info& info) {
+    check_size(obs);
+    const auto& part = model_->part;
+    if (!std::binary_search(part.begin(), part.end(), task))
+      throw invalid_input("task " + std::to_string(task) + "; expected one of the " + std::to_string(part.size()) +
+                          " tasks of this environment's part of the pool of " + std::to_string(tasks().size()));
+    if (seed) rng_ = xoshiro256ss(stream_key(*seed, 0, 0));
+    start(task, obs, info);
+  }
+
+ private:
+  /// Starts an episode on task `index` (reset's second half).
+  void start(std::uint64_t index, std::span<float> obs, chunk_info& info) {
+    const auto& o = model_->options;
+    task_ = index;
     const auto& t = task();
     limit_ = o.step_limit ? o.step_limit : 4 * t.smallest_slabs;
     const double level = rng_.uniform(o.density_low, o.density_high);
@@ -226,6 +247,7 @@ class chunk_schedule {
     observe(obs);
   }
 
+ public:
   /// Runs the next slab with candidate `action` (see the file comment).
   /// Throws invalid_input only when no episode is running or for a buffer of
   /// the wrong size.

@@ -45,6 +45,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -577,23 +578,25 @@ struct episode_curve_point {
 
 /// train_policy_gradient's settings.
 struct pg_training_options {
-  std::uint64_t episodes = 2000;                ///< episodes to learn from
-  std::uint64_t seed = 0;                       ///< the environment's first reset
-  std::uint64_t batch = 16;                     ///< episodes per update (the last batch may hold fewer)
-  std::uint64_t window = 100;                   ///< episodes per point of the curve (the last point may hold fewer)
+  std::uint64_t episodes = 2000;  ///< episodes to learn from (when steps is 0)
+  std::uint64_t steps = 0;        ///< when nonzero: learn from episodes until this many steps (the last one finished)
+  std::uint64_t seed = 0;         ///< the environment's first reset
+  std::uint64_t batch = 16;       ///< episodes per update (the last batch may hold fewer)
+  std::uint64_t window = 100;     ///< episodes per point of the curve (the last point may hold fewer)
   std::uint64_t max_episode_steps = 1'000'000;  ///< an episode longer than this is an error, not a hang
   /// Called after each window with the episodes finished so far (progress reports).
   std::function<void(std::uint64_t)> progress = {};
 };
 
 /// Trains `policy` in `env` for o.episodes episodes of actions sampled from
-/// it, one update() per o.batch episodes, and returns the learning curve.
-/// The environment is seeded once, with o.seed, and continues its stream.
+/// it (or, with o.steps, until the episode that reaches o.steps steps ends),
+/// one update() per o.batch episodes, and returns the learning curve. The
+/// environment is seeded once, with o.seed, and continues its stream.
 /// Throws invalid_input for 0 episodes, a batch or window of 0, an episode
 /// longer than o.max_episode_steps, or a state without a valid action.
 template <MaskedEnvironment Env>
 std::vector<episode_curve_point> train_policy_gradient(Env& env, softmax_policy& policy, const pg_training_options& o) {
-  if (o.episodes == 0) throw invalid_input("training for 0 episodes; expected at least 1");
+  if (o.episodes == 0 && o.steps == 0) throw invalid_input("training for 0 episodes; expected at least 1");
   if (o.batch == 0) throw invalid_input("a batch of 0 episodes; expected at least 1");
   if (o.window == 0) throw invalid_input("a learning-curve window of 0 episodes; expected at least 1");
   const std::size_t n = std::size_t(env.action_space().n);
@@ -604,7 +607,7 @@ std::vector<episode_curve_point> train_policy_gradient(Env& env, softmax_policy&
   std::vector<episode_curve_point> curve;
   std::uint64_t steps = 0, in_window = 0, window_steps = 0;
   double window_return = 0;
-  for (std::uint64_t e = 1; e <= o.episodes; ++e) {
+  for (std::uint64_t e = 1;; ++e) {
     if (e == 1)
       env.reset(o.seed, obs, info);
     else
@@ -629,18 +632,19 @@ std::vector<episode_curve_point> train_policy_gradient(Env& env, softmax_policy&
     batch.end_episode();
     window_return += ret;
     ++in_window;
-    if (batch.episodes() == o.batch || e == o.episodes) {
+    const bool last = o.steps ? steps >= o.steps : e == o.episodes;
+    if (batch.episodes() == o.batch || last) {
       policy.update(batch);
       batch.clear();
     }
-    if (in_window == o.window || e == o.episodes) {
+    if (in_window == o.window || last) {
       curve.push_back({e, steps, window_return / double(in_window), double(window_steps) / double(in_window)});
       window_return = 0;
       in_window = window_steps = 0;
       if (o.progress) o.progress(e);
     }
+    if (last) return curve;
   }
-  return curve;
 }
 
 /// What evaluate_policy reports.
@@ -653,8 +657,10 @@ struct policy_score {
 };
 
 /// Runs `act` (observation, mask -> action; not learning) in `env` for
-/// `episodes` episodes from `seed`, and scores it. Throws invalid_input for
-/// 0 episodes or an episode longer than max_episode_steps.
+/// `episodes` episodes from `seed`, and scores it. A heuristic that reads the
+/// environment's state instead (advisor_action) takes (env, observation,
+/// mask): it is given evaluate_policy's own copy. Throws invalid_input for 0
+/// episodes or an episode longer than max_episode_steps.
 template <MaskedEnvironment Env, class Act>
 policy_score evaluate_policy(Env env, Act&& act, std::uint64_t episodes, std::uint64_t seed,
                              std::uint64_t max_episode_steps = 1'000'000) {
@@ -674,7 +680,13 @@ policy_score evaluate_policy(Env env, Act&& act, std::uint64_t episodes, std::ui
         throw invalid_input("an episode longer than " + std::to_string(max_episode_steps) +
                             " steps; expected the environment to end it");
       env.action_mask(mask);
-      const std::int64_t action = act(std::span<const float>(obs), std::span<const std::uint8_t>(mask));
+      const auto o = std::span<const float>(obs);
+      const auto m = std::span<const std::uint8_t>(mask);
+      std::int64_t action;
+      if constexpr (std::is_invocable_v<Act&, const Env&, std::span<const float>, std::span<const std::uint8_t>>)
+        action = act(std::as_const(env), o, m);
+      else
+        action = act(o, m);
       const auto r = env.step(action, obs, info);
       score.mean_return += r.reward;
       score.mean_length += 1;

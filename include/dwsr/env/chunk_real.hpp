@@ -1,0 +1,131 @@
+#pragma once
+/// \file ChunkSchedule's real mode: the chunk a policy picks first on a test
+/// task executed for real (env/real_check.hpp: the dwsr tool in a fresh
+/// process, its peak RSS against the simulated host_pages peaks), which ties
+/// the environment's rewards to a measurement.
+///
+/// Only tasks whose simulated peak does not depend on the hidden density
+/// are run: no event_picks node and peak(0) == peak(1) for every candidate
+/// (the synthetic cube's picks would be some density, not the episode's),
+/// and whose cube is small (at most max_cube_bytes of float32, 64 MiB by
+/// default), so that a run takes seconds. For those, the environment's
+/// per-block peak of the candidate (the worst block class at any density)
+/// must be the simulator's largest worker peak for the whole cube in that
+/// chunk, W workers of T threads: check_chunk_real throws an internal error
+/// otherwise, since the rewards would then rest on other numbers than the
+/// ones real mode validates.
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "dwsr/env/chunk_tasks.hpp"
+#include "dwsr/env/real_check.hpp"
+#include "dwsr/error.hpp"
+#include "dwsr/graph/graph.hpp"
+
+namespace dwsr::env {
+
+/// Real mode's default cube limit: 64 MiB of float32.
+inline constexpr std::uint64_t chunk_real_max_cube_bytes = std::uint64_t{64} << 20;
+
+/// Whether task `t` can be run for real (see the file comment).
+inline bool chunk_real_eligible(const chunk_task& t, std::uint64_t max_cube_bytes = chunk_real_max_cube_bytes) {
+  if (!t.test || t.picks || t.cube.voxels() * sizeof(float) > max_cube_bytes) return false;
+  for (const auto& c : t.candidates)
+    if (c.peak0 != c.peak1) return false;
+  return true;
+}
+
+/// The first `n` eligible test tasks of the pool, by index (fewer when the
+/// pool has fewer).
+inline std::vector<std::uint64_t> chunk_real_tasks(const chunk_tasks& tasks, std::uint64_t n,
+                                                   std::uint64_t max_cube_bytes = chunk_real_max_cube_bytes) {
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t i = 0; i < tasks.size() && out.size() < n; ++i)
+    if (chunk_real_eligible(tasks.tasks[i], max_cube_bytes)) out.push_back(i);
+  return out;
+}
+
+/// The configuration of task `t` with candidate `action`: its graph over
+/// `operators`, its cube (synthetic, seeded with `cube_seed`), the
+/// candidate's chunk, W workers and T threads.
+inline real_job chunk_real_job(const registry& operators, const chunk_task& t, std::size_t action,
+                               std::uint64_t cube_seed) {
+  if (action >= chunk_candidates)
+    throw invalid_input("candidate " + std::to_string(action) + "; expected 0 to " +
+                        std::to_string(chunk_candidates - 1));
+  return {graph::from_specs(operators, t.specs),
+          t.cube,
+          {.chunk = t.candidates[action].chunk, .workers = t.workers, .threads = t.threads},
+          cube_seed};
+}
+
+/// One row of real.csv.
+struct chunk_real_row {
+  std::uint64_t task = 0;
+  std::size_t action = 0;
+  shape3 chunk{};
+  std::size_t workers = 1, threads = 1;
+  real_measurement m;
+  double ratio() const noexcept { return m.ratio(); }
+};
+
+/// Throws dwsr::error (an internal error) when the environment's per-block
+/// peak of candidate `action` of `t` is not the simulator's `m.simulated_peak`.
+inline void check_chunk_real(const chunk_task& t, std::size_t action, std::uint64_t task, const real_measurement& m) {
+  const auto& c = t.candidates[action];
+  if (c.peak(0) != double(m.simulated_peak) || c.peak(1) != double(m.simulated_peak))
+    throw error("internal error: ChunkSchedule's peak of task " + std::to_string(task) + " candidate " +
+                std::to_string(action) + " is " + std::to_string(c.peak(0)) + " bytes at d = 0 and " +
+                std::to_string(c.peak(1)) + " at d = 1, the simulator's " + std::to_string(m.simulated_peak) +
+                "; expected them equal (the rewards would rest on other numbers than real mode validates)");
+}
+
+/// Runs candidate `action` of task `task` for real with the tool at `tool`
+/// in `scratch` (an existing directory) and checks it (check_chunk_real).
+inline chunk_real_row run_chunk_real(const registry& operators, const chunk_tasks& tasks, std::uint64_t task,
+                                     std::size_t action, const std::filesystem::path& tool,
+                                     const std::filesystem::path& scratch) {
+  const auto& t = tasks.tasks.at(task);
+  const auto job = chunk_real_job(operators, t, action, task);
+  chunk_real_row row{task, action, job.options.chunk, t.workers, t.threads, measure_real(tool, job, scratch)};
+  check_chunk_real(t, action, task, row.m);
+  return row;
+}
+
+/// real.csv: `task,chunk,workers,threads,simulated_peak_bytes,
+/// simulated_pages_bytes,rss_increase_bytes,ratio,seconds`, one row per run.
+inline std::string chunk_real_csv(const std::vector<chunk_real_row>& rows) {
+  std::string out =
+      "task,chunk,workers,threads,simulated_peak_bytes,simulated_pages_bytes,rss_increase_bytes,ratio,seconds\n";
+  for (const auto& r : rows) {
+    char cells[128];
+    std::snprintf(cells, sizeof cells, "%.6f,%.3f", r.ratio(), r.m.seconds);
+    out += std::to_string(r.task) + ',' + detail::extent_text(r.chunk) + ',' + std::to_string(r.workers) + ',' +
+           std::to_string(r.threads) + ',' + std::to_string(r.m.simulated_peak) + ',' +
+           std::to_string(r.m.simulated_pages) + ',' + std::to_string(r.m.rss_increase) + ',' + cells + '\n';
+  }
+  return out;
+}
+
+/// The agreement of real runs: mean and worst |ratio - 1|.
+struct chunk_real_agreement {
+  double mean = 0, worst = 0;
+};
+
+inline chunk_real_agreement chunk_real_agree(const std::vector<chunk_real_row>& rows) {
+  chunk_real_agreement a;
+  for (const auto& r : rows) {
+    const double e = std::fabs(r.ratio() - 1);
+    a.mean += e;
+    a.worst = std::max(a.worst, e);
+  }
+  if (!rows.empty()) a.mean /= double(rows.size());
+  return a;
+}
+
+}  // namespace dwsr::env

@@ -1,0 +1,213 @@
+#pragma once
+/// \file Training a policy for a masked, episodic environment
+/// (MaskedEnvironment: ChunkSchedule, GpuPack) from start to files, the
+/// environment-independent half of `dwsr train --env chunk_schedule`: learn on
+/// the train part (train_policy_gradient), then score on the test part, tasks
+/// never seen in training (evaluate_policy), three policies on the SAME test
+/// episodes (one seed, and an environment whose episodes do not depend on the
+/// actions' randomness): the chosen one (a trained policy greedily), the
+/// random masked policy, and the environment's heuristic (ChunkSchedule's
+/// advisor_action, GpuPack's first fit), a function of the environment's
+/// state. Then write the files into a directory, together or not at all
+/// (core/atomic_file.hpp):
+///
+/// - policy.json: the policy document (format "dwsr policy 1"): the
+///   environment, the observation bounds and actions, the pool, the training
+///   run, the scores (`test`, `random_test`, `<heuristic>_test`: episodes,
+///   mean return, mean length, OOM rate, truncated share), and for a trained
+///   policy its network (softmax_policy::to_json);
+/// - curve.csv: the learning curve, `episode,step,mean_return,mean_length`,
+///   one row per window of training episodes; the header alone when the
+///   policy is only scored (random, the heuristic);
+/// - any extra files the caller adds (real mode's real.csv).
+///
+/// A new environment plugs in with its train and test environments, its
+/// name and its heuristic: train_episodic(train, test, {"gpu_pack",
+/// "first_fit", first_fit_action}, request).
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dwsr/core/atomic_file.hpp"
+#include "dwsr/core/quote.hpp"
+#include "dwsr/env/env.hpp"
+#include "dwsr/env/reinforce.hpp"
+#include "dwsr/error.hpp"
+
+namespace dwsr::env {
+
+/// What to train and how.
+struct episodic_training_request {
+  std::string policy = "reinforce";     ///< "reinforce", "random", or the environment's heuristic's name
+  std::uint64_t episodes = 20000;       ///< training episodes (when steps is 0)
+  std::uint64_t steps = 0;              ///< when nonzero: training episodes until this many steps
+  std::uint64_t seed = 0;               ///< the environments' first resets, the policy's weights, the random stream
+  std::uint64_t batch = 16;             ///< episodes per REINFORCE update
+  std::uint64_t window = 1000;          ///< episodes per point of the learning curve
+  std::uint64_t eval_episodes = 10000;  ///< test episodes per score
+  reinforce_options reinforce = {};     ///< the network and its learning (its seed is `seed`)
+  nlohmann::json pool = nlohmann::json::object();    ///< where the tasks came from, copied into the document
+  std::function<void(std::uint64_t)> progress = {};  ///< called with the episodes done, once per window
+};
+
+/// An environment's name and its heuristic: `act(env)`, the action for the
+/// environment's state (ChunkSchedule's advisor_action).
+template <class Env>
+struct episodic_heuristic {
+  std::string env;   ///< the environment's name, as `dwsr train --env` takes it
+  std::string name;  ///< the heuristic's, as `--policy` takes it
+  std::function<std::int64_t(const Env&)> act;
+};
+
+/// What a training run gives.
+struct episodic_training_result {
+  std::vector<episode_curve_point> curve;  ///< empty when the policy is only scored
+  policy_score test;                       ///< the chosen policy on the test part
+  policy_score random_test;                ///< the random masked policy on the same test episodes
+  policy_score heuristic_test;             ///< the heuristic on the same test episodes
+  std::optional<softmax_policy> trained;   ///< the trained policy (reinforce)
+  nlohmann::json document;                 ///< policy.json's
+};
+
+/// A policy_score as policy.json holds it.
+inline nlohmann::json score_json(const policy_score& s) {
+  return {{"episodes", s.episodes},
+          {"mean_return", s.mean_return},
+          {"mean_length", s.mean_length},
+          {"oom_rate", s.oom_rate},
+          {"truncated_rate", s.truncated_rate}};
+}
+
+/// Trains r.policy on `train` and scores it, the random masked policy and
+/// h's heuristic on `test` (see the file comment). Throws invalid_input for
+/// a policy other than reinforce, random or h.name, 0 evaluation episodes,
+/// and what train_policy_gradient and softmax_policy refuse.
+template <MaskedEnvironment Env>
+episodic_training_result train_episodic(Env train, const Env& test, const episodic_heuristic<Env>& h,
+                                        const episodic_training_request& r) {
+  if (r.policy != "reinforce" && r.policy != "random" && r.policy != h.name)
+    throw invalid_input("policy " + quote(r.policy) + ": expected random, " + h.name + " or reinforce for " + h.env);
+  if (r.eval_episodes == 0) throw invalid_input("0 evaluation episodes; expected at least 1");
+  episodic_training_result out;
+  const auto& space = train.observation_space();
+  auto heuristic = [&](const Env& e, std::span<const float>, std::span<const std::uint8_t>) { return h.act(e); };
+  out.heuristic_test = evaluate_policy(test, heuristic, r.eval_episodes, r.seed);
+  masked_random_policy random(test.action_space(), r.seed);
+  out.random_test = evaluate_policy(
+      test, [&](std::span<const float> o, std::span<const std::uint8_t> m) { return random.act(o, m); },
+      r.eval_episodes, r.seed);
+  nlohmann::json training = nlohmann::json::object();
+  if (r.policy == "reinforce") {
+    auto o = r.reinforce;
+    o.seed = r.seed;
+    softmax_policy p(space, train.action_space(), o);
+    const pg_training_options t{.episodes = r.episodes,
+                                .steps = r.steps,
+                                .seed = r.seed,
+                                .batch = r.batch,
+                                .window = r.window,
+                                .progress = r.progress};
+    out.curve = train_policy_gradient(train, p, t);
+    out.test = evaluate_policy(
+        test, [&](std::span<const float> obs, std::span<const std::uint8_t> m) { return p.greedy(obs, m); },
+        r.eval_episodes, r.seed);
+    training = {{"episodes", out.curve.empty() ? 0 : out.curve.back().episode},
+                {"steps", out.curve.empty() ? 0 : out.curve.back().step},
+                {"requested", r.steps ? nlohmann::json{{"steps", r.steps}} : nlohmann::json{{"episodes", r.episodes}}},
+                {"seed", r.seed},
+                {"batch", r.batch},
+                {"window", r.window},
+                {"hidden", o.hidden},
+                {"learning_rate", o.learning_rate},
+                {"gamma", o.gamma},
+                {"entropy", o.entropy}};
+    out.trained = std::move(p);
+  } else {
+    out.test = r.policy == "random" ? out.random_test : out.heuristic_test;
+    training = {{"episodes", 0}, {"seed", r.seed}};
+  }
+  out.document = {{"format", "dwsr policy 1"},
+                  {"env", h.env},
+                  {"policy", r.policy},
+                  {"actions", train.action_space().n},
+                  {"observation_low", space.low},
+                  {"observation_high", space.high},
+                  {"pool", r.pool},
+                  {"training", std::move(training)},
+                  {"test", score_json(out.test)},
+                  {"random_test", score_json(out.random_test)},
+                  {h.name + "_test", score_json(out.heuristic_test)}};
+  if (out.trained) out.document["reinforce"] = out.trained->to_json();
+  return out;
+}
+
+/// A file written beside policy.json and curve.csv, in the same group.
+struct extra_file {
+  std::string name;     ///< a plain file name
+  std::string content;  ///< its bytes
+};
+
+/// Writes policy.json, curve.csv and `extra` into `dir` (created when
+/// missing), together or not at all. Throws io_error naming what could not
+/// be written.
+inline void write_episodic_training(const std::filesystem::path& dir, const episodic_training_result& t,
+                                    const std::vector<extra_file>& extra = {}) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir))
+    throw io_error("cannot create the output directory " + quote(dir.string(), 400) +
+                   (ec ? ": " + ec.message() : std::string(": a file of that name exists")));
+  dwsr::detail::commit_group files;
+  files.write(dir / "policy.json", [&](std::ostream& out) { out << t.document.dump(1) << '\n'; });
+  files.write(dir / "curve.csv", [&](std::ostream& out) {
+    out << "episode,step,mean_return,mean_length\n";
+    out.precision(17);
+    for (const auto& c : t.curve)
+      out << c.episode << ',' << c.step << ',' << c.mean_return << ',' << c.mean_length << '\n';
+  });
+  for (const auto& f : extra) files.write(dir / f.name, [&](std::ostream& out) { out << f.content; });
+  files.commit();
+}
+
+/// The trained softmax policy of a policy.json of environment `env` that
+/// write_episodic_training wrote, for observations of the space it was
+/// trained on. Throws io_error naming the file when it cannot be read or is
+/// not a dwsr policy, invalid_input when it is of another environment, holds
+/// no trained policy or a corrupt one.
+inline softmax_policy read_episodic_policy(const std::filesystem::path& path, const std::string& env) {
+  const auto where = quote(path.string(), 400);
+  std::ifstream in(path);
+  if (!in) throw io_error(where + ": cannot open for reading");
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw io_error(where + ": not valid JSON (" + printable(e.what(), 200) + "); expected a dwsr policy");
+  }
+  if (!doc.is_object() || doc.value("format", "") != "dwsr policy 1")
+    throw io_error(where + ": not a dwsr policy; expected \"format\": \"dwsr policy 1\"");
+  if (doc.value("env", "") != env)
+    throw invalid_input(where + " is a policy for " + quote(doc.value("env", "")) + "; expected " + env);
+  if (!doc.contains("reinforce"))
+    throw invalid_input(where + " holds a " + quote(doc.value("policy", "")) + " policy; expected reinforce");
+  try {
+    auto low = doc.at("observation_low").get<std::vector<float>>();
+    auto high = doc.at("observation_high").get<std::vector<float>>();
+    const auto n = low.size();
+    return softmax_policy::from_json(box_space(std::move(low), std::move(high), {n}), doc["reinforce"]);
+  } catch (const nlohmann::json::exception& e) {
+    throw invalid_input(where + ": observation bounds " + printable(e.what(), 200) + "; expected arrays of numbers");
+  }
+}
+
+}  // namespace dwsr::env
