@@ -41,6 +41,7 @@
 #include "dwsr/core/atomic_file.hpp"
 #include "dwsr/core/quote.hpp"
 #include "dwsr/env/env.hpp"
+#include "dwsr/env/policy_file.hpp"
 #include "dwsr/env/reinforce.hpp"
 #include "dwsr/error.hpp"
 
@@ -185,29 +186,11 @@ inline void write_episodic_training(const std::filesystem::path& dir, const epis
 /// not a dwsr policy, invalid_input when it is of another environment, holds
 /// no trained policy or a corrupt one.
 inline softmax_policy read_episodic_policy(const std::filesystem::path& path, const std::string& env) {
-  const auto where = quote(path.string(), 400);
-  std::ifstream in(path);
-  if (!in) throw io_error(where + ": cannot open for reading");
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw io_error(where + ": not valid JSON (" + printable(e.what(), 200) + "); expected a dwsr policy");
-  }
-  if (!doc.is_object() || doc.value("format", "") != "dwsr policy 1")
-    throw io_error(where + ": not a dwsr policy; expected \"format\": \"dwsr policy 1\"");
-  if (doc.value("env", "") != env)
-    throw invalid_input(where + " is a policy for " + quote(doc.value("env", "")) + "; expected " + env);
-  if (!doc.contains("reinforce"))
-    throw invalid_input(where + " holds a " + quote(doc.value("policy", "")) + " policy; expected reinforce");
-  try {
-    auto low = doc.at("observation_low").get<std::vector<float>>();
-    auto high = doc.at("observation_high").get<std::vector<float>>();
-    const auto n = low.size();
-    return softmax_policy::from_json(box_space(std::move(low), std::move(high), {n}), doc["reinforce"]);
-  } catch (const nlohmann::json::exception& e) {
-    throw invalid_input(where + ": observation bounds " + printable(e.what(), 200) + "; expected arrays of numbers");
-  }
+  auto p = read_policy_document(path, "reinforce");
+  if (p.doc.value("env", "") != env)
+    throw invalid_input(quote(path.string(), 400) + " is a policy for " + quote(p.doc.value("env", "")) +
+                        "; expected " + env);
+  return softmax_policy::from_json(p.observations, p.doc["reinforce"]);
 }
 
 }  // namespace dwsr::env

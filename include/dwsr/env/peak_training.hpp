@@ -30,6 +30,7 @@
 #include "dwsr/env/bandit_training.hpp"
 #include "dwsr/env/peak_predict.hpp"
 #include "dwsr/env/policies.hpp"
+#include "dwsr/env/policy_file.hpp"
 #include "dwsr/error.hpp"
 
 namespace dwsr::env {
@@ -145,27 +146,8 @@ inline void write_peak_training(const std::filesystem::path& dir, const peak_tra
 /// when it cannot be read or is not a dwsr policy, invalid_input when it
 /// holds no LinUCB state or a corrupt one.
 inline linucb read_peak_policy(const std::filesystem::path& path) {
-  const auto where = quote(path.string(), 400);
-  std::ifstream in(path);
-  if (!in) throw io_error(where + ": cannot open for reading");
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw io_error(where + ": not valid JSON (" + printable(e.what(), 200) + "); expected a dwsr policy");
-  }
-  if (!doc.is_object() || doc.value("format", "") != "dwsr policy 1")
-    throw io_error(where + ": not a dwsr policy; expected \"format\": \"dwsr policy 1\"");
-  if (!doc.contains("linucb"))
-    throw invalid_input(where + " holds a " + quote(doc.value("policy", "")) + " policy; expected linucb");
-  try {
-    auto low = doc.at("observation_low").get<std::vector<float>>();
-    auto high = doc.at("observation_high").get<std::vector<float>>();
-    const auto n = low.size();
-    return linucb::from_json(box_space(std::move(low), std::move(high), {n}), doc["linucb"]);
-  } catch (const nlohmann::json::exception& e) {
-    throw invalid_input(where + ": observation bounds " + printable(e.what(), 200) + "; expected arrays of numbers");
-  }
+  const auto p = read_policy_document(path, "linucb");
+  return linucb::from_json(p.observations, p.doc["linucb"]);
 }
 
 }  // namespace dwsr::env

@@ -1,0 +1,56 @@
+#pragma once
+/// \file Reading back a policy.json that `dwsr train` wrote (format "dwsr
+/// policy 1"): the document, checked, and the observation space the policy
+/// was trained on. Each policy's reader (read_peak_policy,
+/// read_episodic_policy) takes its learned state from the document.
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dwsr/core/quote.hpp"
+#include "dwsr/env/spaces.hpp"
+#include "dwsr/error.hpp"
+
+namespace dwsr::env {
+
+/// A policy document and the observation space it records.
+struct policy_document {
+  nlohmann::json doc;
+  box_space observations;
+};
+
+/// Reads the policy.json at `path`, which must hold the learned state under
+/// `state` ("linucb", "reinforce"). Throws io_error naming the file when it
+/// cannot be read or is not a dwsr policy, invalid_input when it holds no
+/// such state or its observation bounds are corrupt.
+inline policy_document read_policy_document(const std::filesystem::path& path, const std::string& state) {
+  const auto where = quote(path.string(), 400);
+  std::ifstream in(path);
+  if (!in) throw io_error(where + ": cannot open for reading");
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw io_error(where + ": not valid JSON (" + printable(e.what(), 200) + "); expected a dwsr policy");
+  }
+  if (!doc.is_object() || doc.value("format", "") != "dwsr policy 1")
+    throw io_error(where + ": not a dwsr policy; expected \"format\": \"dwsr policy 1\"");
+  if (!doc.contains(state))
+    throw invalid_input(where + " holds a " + quote(doc.value("policy", "")) + " policy; expected " + state);
+  try {
+    auto low = doc.at("observation_low").get<std::vector<float>>();
+    auto high = doc.at("observation_high").get<std::vector<float>>();
+    const auto n = low.size();
+    box_space space(std::move(low), std::move(high), {n});
+    return {std::move(doc), std::move(space)};
+  } catch (const nlohmann::json::exception& e) {
+    throw invalid_input(where + ": observation bounds " + printable(e.what(), 200) + "; expected arrays of numbers");
+  }
+}
+
+}  // namespace dwsr::env
