@@ -11,27 +11,13 @@
 #include <cstdlib>
 #include <limits>
 #include <new>
+#include <optional>
 #include <set>
 
+#include "counting_new.hpp"  // reset and step are checked to allocate nothing
 #include "dwsr/env/gpu_pack.hpp"
 #include "dwsr/env/vector_env.hpp"
 #include "dwsr/operators/catalogue.hpp"
-
-// Counts operator new calls, to check that reset and step allocate nothing.
-namespace {
-std::atomic<std::size_t> news{0};
-}  // namespace
-void* operator new(std::size_t n) {
-  ++news;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-// GCC takes the replaced pair for a mismatch where it inlines them.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-#pragma GCC diagnostic pop
 
 using namespace dwsr;
 using namespace dwsr::env;
@@ -377,26 +363,26 @@ TEST_CASE("GpuPack episodes terminate when every job completed and are truncated
 }
 
 TEST_CASE("GpuPack's reset and step allocate nothing") {
-  const auto start = news.load();
-  gpu_pack e(small_pool(), {.jobs = 16});
-  CHECK(news.load() > start);  // the counter counts
+  std::optional<gpu_pack> made;
+  CHECK(test::allocations_during([&] { made.emplace(small_pool(), gpu_pack_options{.jobs = 16}); }) > 0);  // it counts
+  auto& e = *made;
   std::vector<float> obs(e.observation_space().size());
   std::vector<std::uint8_t> mask(std::size_t(e.action_space().n));
   gpu_pack_info info;
   e.reset(0, obs, info);
   std::size_t steps = 0, episodes = 0;
   xoshiro256ss rng(4);
-  const auto before = news.load();
-  for (; episodes < 20; ++steps) {
-    e.action_mask(mask);
-    const auto a = rng.next() % 2 ? first_fit_action(e) : std::int64_t(rng.next() % mask.size());
-    const auto r = e.step(a, obs, info);
-    if (r.terminated || r.truncated) {
-      e.reset(std::nullopt, obs, info);
-      ++episodes;
-    }
-  }
-  CHECK(news.load() == before);
+  CHECK(test::allocations_during([&] {
+          for (; episodes < 20; ++steps) {
+            e.action_mask(mask);
+            const auto a = rng.next() % 2 ? first_fit_action(e) : std::int64_t(rng.next() % mask.size());
+            const auto r = e.step(a, obs, info);
+            if (r.terminated || r.truncated) {
+              e.reset(std::nullopt, obs, info);
+              ++episodes;
+            }
+          }
+        }) == 0);
   CHECK(steps > 300);
 }
 

@@ -17,45 +17,17 @@
 #include <utility>
 #include <vector>
 
+#include "counting_new.hpp"  // read_window is checked to allocate nothing
 #include "dwsr/core/random.hpp"
 #include "dwsr/io/source.hpp"
 #include "io/io_test_support.hpp"
-
-// Counts this thread's operator new calls, to show that read_window allocates
-// nothing. Forwards to malloc / free, so the rest of io_test is unaffected.
-namespace {
-thread_local std::uint64_t allocations = 0;
-}  // namespace
-
-// Not inlined: GCC would see malloc's pointer meet operator delete (or new's
-// pointer meet free) and warn about a mismatch.
-[[gnu::noinline]] void* operator new(std::size_t n) {
-  ++allocations;
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-[[gnu::noinline]] void* operator new[](std::size_t n) { return operator new(n); }
-// Every form that pairs with the ones above, so that no allocator (a
-// sanitizer's included) frees what another one made.
-[[gnu::noinline]] void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-  ++allocations;
-  return std::malloc(n == 0 ? 1 : n);
-}
-[[gnu::noinline]] void* operator new[](std::size_t n, const std::nothrow_t& tag) noexcept {
-  return operator new(n, tag);
-}
-[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete[](void* p) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 using dwsr::shape3;
 using dwsr::io::cube_source;
 using dwsr::io::segy_sorting;
 using dwsr::io::segy_source;
 using dwsr::io::synthetic_source;
+using dwsr::test::allocations_during;
 using dwsr::test::require_error;
 using dwsr::test::temp_dir;
 
@@ -159,14 +131,6 @@ std::uint64_t concurrent_mismatches(const cube_source& src, const std::vector<fl
     });
   for (auto& th : threads) th.join();
   return bad.load();
-}
-
-/// How many times operator new runs on this thread during f().
-template <class F>
-std::uint64_t allocations_during(F&& f) {
-  const auto before = allocations;
-  f();
-  return allocations - before;
 }
 
 /// SEG-Y files byte by byte, for the orders, formats and byte orders that
