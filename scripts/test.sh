@@ -19,7 +19,7 @@ cmake --build build -j "$jobs"
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
-      -DDWSR_SANITIZE=address,undefined -DDWSR_BUILD_BENCHMARKS=OFF >/dev/null
+      -DDWSR_SANITIZE=address,undefined -DDWSR_BUILD_BENCHMARKS=OFF -DDWSR_ENABLE_CUDA=OFF >/dev/null
 cmake --build build-sanitize -j "$jobs"
 (cd build-sanitize && ctest --output-on-failure -j "$jobs")
 

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "device.hpp"
 #include "dwsr/core/bytes.hpp"
 #include "dwsr/core/directory_lock.hpp"
 #include "dwsr/core/limits.hpp"
@@ -73,10 +74,12 @@ struct graph_options {
   std::size_t workers = 1;
   std::size_t threads = 1;
   std::string memory;
+  std::string device = "host";
   bool json = false;
 
   /// Adds the options; `chunked` adds --chunk (advise searches chunks itself).
   void add_to(CLI::App& cmd, bool chunked = true) {
+    cmd.add_option("--device", device, device_help)->check(CLI::IsMember({"host", "cuda"}))->capture_default_str();
     cmd.add_option("graph", graph, "an operator name (see `dwsr ops`) or a graph file (.json, see the README)")
         ->required();
     cmd.add_option("-p,--param", params, "operator parameter NAME=VALUE (repeatable), e.g. sigmas=3,3,3");
@@ -93,10 +96,15 @@ struct graph_options {
                        " (per-thread scratch is sized by T; more threads than that cannot be started reliably)")
         ->check(CLI::Range(std::size_t{1}, max_threads))
         ->capture_default_str();
-    cmd.add_option("-m,--memory", memory, "memory budget per worker, e.g. 512MiB, 4GiB (default: none)");
+    cmd.add_option("-m,--memory", memory,
+                   "memory budget per worker (with --device cuda: its GPU memory), e.g. 512MiB, 4GiB (default: none)");
     cmd.add_flag("--json", json, "print a JSON document instead of a table");
   }
-  dwsr::graph build() const { return resolve_graph(graph, operators::catalogue(), parse_params(params)); }
+  dwsr::graph build() const {
+    check_on_device(graph, device);
+    return resolve_graph(graph, operators_of(device), parse_params(params));
+  }
+  bool on_cuda() const { return device == "cuda"; }
   std::uint64_t budget() const {
     return memory.empty() ? std::numeric_limits<std::uint64_t>::max() : parse_bytes(memory);
   }

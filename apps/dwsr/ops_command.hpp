@@ -9,9 +9,13 @@ namespace dwsr::cli {
 inline void add_ops_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("ops", "list every operator: family, parameters and defaults, halo, outputs");
   static bool json = false;
+  static std::string device = "host";
   cmd->add_flag("--json", json, "print a JSON array");
+  cmd->add_option("--device", device, "list the operators of this device: " + std::string(device_help))
+      ->check(CLI::IsMember({"host", "cuda"}))
+      ->capture_default_str();
   cmd->callback([] {
-    const auto all = describe(operators::catalogue());
+    const auto all = describe(operators_of(device));
     if (json) return print_json(all);
     std::string family;
     for (const auto& d : all) {

@@ -38,6 +38,73 @@ inline void print_dask(const nlohmann::json& j, std::uint64_t input_bytes) {
   std::printf("  planned in      %10.6f s\n", j["seconds"].get<double>());
 }
 
+/// --context-overhead: bytes a GPU worker holds beside its buffers.
+inline void add_context_overhead(CLI::App& cmd, std::string& text) {
+  cmd.add_option("--context-overhead", text,
+                 "with --device cuda: device memory each worker holds beside its buffers (the CUDA context, "
+                 "e.g. 500MiB; docs/cuda.md gives measured figures), added to every peak (default 0)");
+}
+
+/// `dwsr plan --device cuda`: each worker's device peak (exact, or under an
+/// allocator model of the device stream), plus the context's overhead, against the budget.
+inline void plan_on_device(const dwsr::graph& g, shape3 shape, const chunked_options& o, const graph_options& opts,
+                           const std::string& allocator, std::uint64_t overhead, const std::string& trace) {
+  const chunked_schedule s(g, shape, o);
+  const auto plan = plan_chunked<cuda_meta_context>(s);
+  std::vector<std::uint64_t> modelled;
+  if (allocator != "exact") modelled = model_peaks<cuda_meta_context>(s, plan, allocator);
+  std::uint64_t peak = 0;
+  for (std::size_t w = 0; w < plan.workers.size(); ++w)
+    peak = std::max(peak, modelled.empty() ? plan.workers[w].peak : modelled[w]);
+  const auto needed = peak + overhead;
+  const auto staging = planned_staging_peak(s);
+  if (!trace.empty()) {
+    remove_stale_partials_of(trace);
+    recorder rec;
+    worker_events<cuda_meta_context>(s, 0, rec);
+    sim::write_trace_csv(trace, rec.events());
+  }
+  const auto input_bytes = shape.voxels() * sizeof(float);
+  const bool fits = needed <= o.budget;
+  if (opts.json) {
+    nlohmann::json j{{"graph", opts.graph},
+                     {"device", "cuda"},
+                     {"shape", to_string(shape)},
+                     {"chunk", to_string(plan.chunk)},
+                     {"blocks", plan.blocks},
+                     {"workers", o.workers},
+                     {"input_bytes", input_bytes},
+                     {"planned_workers", workers_json(plan.workers)},
+                     {"planned_peak_bytes", plan.peak()},
+                     {"allocator", allocator},
+                     {"peak_bytes", peak},
+                     {"context_overhead_bytes", overhead},
+                     {"device_needed_bytes", needed},
+                     {"host_staging_peak_bytes", staging}};
+    if (!modelled.empty()) j["model_peak_bytes"] = modelled;
+    if (!opts.memory.empty()) j["fits"] = fits;
+    return print_json(j);
+  }
+  std::printf("%s on %s, chunk %s: %llu block%s on %zu worker%s, on a CUDA device (planned, nothing computed)\n",
+              opts.graph.c_str(), to_string(shape).c_str(), to_string(plan.chunk).c_str(),
+              static_cast<unsigned long long>(plan.blocks), plan.blocks == 1 ? "" : "s", o.workers,
+              o.workers == 1 ? "" : "s");
+  std::printf("  input           %12s\n", human_bytes(input_bytes).c_str());
+  std::printf("  device peak     %12s  %5.2f x input  (%llu bytes requested, per worker)\n",
+              human_bytes(plan.peak()).c_str(), double(plan.peak()) / double(input_bytes),
+              static_cast<unsigned long long>(plan.peak()));
+  if (!modelled.empty())
+    std::printf("  %-15s %12s  reserved by the allocator model, per worker\n", allocator.c_str(),
+                human_bytes(peak).c_str());
+  if (overhead)
+    std::printf("  with context    %12s  (+%s of CUDA context)\n", human_bytes(needed).c_str(),
+                human_bytes(overhead).c_str());
+  std::printf("  host staging    %12s  pinned, per worker (not in the device budget)\n", human_bytes(staging).c_str());
+  std::printf("  events          %12llu  (worker 0)\n", static_cast<unsigned long long>(plan.workers[0].events));
+  if (!opts.memory.empty())
+    std::printf("  budget          %12s  %s\n", human_bytes(o.budget).c_str(), fits ? "fits" : "EXCEEDED");
+}
+
 inline void add_plan_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "plan", "predict each worker's peak memory for an operator or graph, without computing or touching the cube");
@@ -55,11 +122,19 @@ inline void add_plan_command(CLI::App& app) {
                   "with --exec dask: fused (one task per block, the default) or unfused (one task per node and block)")
       ->check(CLI::IsMember({"fused", "unfused"}));
   cmd->add_option("--trace", trace, "write worker 0's planned events as a dwsr trace (CSV)");
+  static std::string overhead;
+  add_context_overhead(*cmd, overhead);
   cmd->callback([] {
     const auto g = opts.build();
     const auto shape = predict.cube();
     const auto o = opts.options();
     const auto& allocator = predict.allocator;
+    if (opts.on_cuda()) {
+      if (exec != "dwsr" || !tasks.empty())
+        throw invalid_input("--exec dask plans host workers; leave --exec and --tasks out with --device cuda");
+      return plan_on_device(g, shape, o, opts, allocator, overhead.empty() ? 0 : parse_bytes(overhead), trace);
+    }
+    if (!overhead.empty()) throw invalid_input("--context-overhead is for --device cuda");
     chunk_evaluation e;
     const auto* profile = predict.time_profile();
     if (!tasks.empty() && exec != "dask")
@@ -122,6 +197,8 @@ inline void add_advise_command(CLI::App& app) {
                   "time: the chunking with the smallest predicted makespan that fits (needs a time profile, "
                   "dwsr calibrate); largest: the largest chunk that fits (default: time when a profile exists)")
       ->check(CLI::IsMember({"time", "largest"}));
+  static std::string overhead;
+  add_context_overhead(*cmd, overhead);
   cmd->callback([] {
     const auto g = opts.build();
     const auto shape = predict.cube();
@@ -130,24 +207,32 @@ inline void add_advise_command(CLI::App& app) {
     const auto workers = opts.workers, threads = opts.threads;
     const bool json = opts.json;
     const auto* profile = predict.time_profile();
-    if (objective == "time" && !profile)
+    if (opts.on_cuda() && objective == "time")
+      throw invalid_input(
+          "--objective time needs a time profile of the host; with --device cuda the advice is the "
+          "largest chunk that fits");
+    if (!overhead.empty() && !opts.on_cuda()) throw invalid_input("--context-overhead is for --device cuda");
+    if (objective == "time" && !profile && !opts.on_cuda())
       throw io_error("--objective time needs a time profile: none at " +
                      quote(sim::default_time_profile_path().string(), 400) +
                      "; run `dwsr calibrate` (or pass --profile)");
-    const auto goal = objective == "largest" || !profile ? advice_objective::largest : advice_objective::time;
+    const auto goal =
+        objective == "largest" || !profile || opts.on_cuda() ? advice_objective::largest : advice_objective::time;
     const advice_options o{.budget = opts.budget(),
                            .workers = workers,
                            .threads = threads,
                            .allocator = allocator,
                            .objective = goal,
-                           .profile = profile,
-                           .cores = predict.cores};
-    const auto a = advise(g, shape, o);
+                           .profile = opts.on_cuda() ? nullptr : profile,
+                           .cores = predict.cores,
+                           .overhead = overhead.empty() ? 0 : parse_bytes(overhead)};
+    const auto a = opts.on_cuda() ? advise<cuda_meta_context>(g, shape, o) : advise(g, shape, o);
     const auto input_bytes = shape.voxels() * sizeof(float);
     if (json) return print_json(report::advice_report(a, graph_text, shape, o));
-    std::printf("%s on %s (%s), %s per worker, %zu worker%s x %zu thread%s\n", graph_text.c_str(),
-                to_string(shape).c_str(), human_bytes(input_bytes).c_str(), human_bytes(o.budget).c_str(), workers,
-                workers == 1 ? "" : "s", threads, threads == 1 ? "" : "s");
+    std::printf("%s on %s (%s), %s per worker%s, %zu worker%s x %zu thread%s\n", graph_text.c_str(),
+                to_string(shape).c_str(), human_bytes(input_bytes).c_str(), human_bytes(o.budget).c_str(),
+                opts.on_cuda() ? " of device memory" : "", workers, workers == 1 ? "" : "s", threads,
+                threads == 1 ? "" : "s");
     auto timed = [](const chunk_evaluation& e) {
       if (!e.time) return std::string();
       char buf[96];
@@ -166,7 +251,7 @@ inline void add_advise_command(CLI::App& app) {
       std::printf("  largest chunk   %s: %llu blocks, peak %s per worker%s\n", to_string(a.largest.plan.chunk).c_str(),
                   static_cast<unsigned long long>(a.largest.plan.blocks), human_bytes(a.largest.peak).c_str(),
                   timed(a.largest).c_str());
-    else if (!profile && objective.empty())
+    else if (!profile && objective.empty() && !opts.on_cuda())
       std::printf("  (no time profile at %s: run `dwsr calibrate` to advise for time)\n",
                   sim::default_time_profile_path().c_str());
     for (const auto& n : a.next_larger)

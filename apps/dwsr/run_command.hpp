@@ -28,6 +28,49 @@ inline run_measurement measure_run(const chunked_schedule& s, const block_source
   return {measure_chunked(s, input, sink, worker_sinks, [&](const block& b) { progress.on_block(b); }), {}};
 }
 
+/// Prints a run on the device: each worker's planned and measured device peak, the time and the files.
+inline void print_device_run(const device_measurement& d, const graph_options& opts, const std::string& input,
+                             shape3 shape, const std::vector<std::string>& files) {
+  const auto input_bytes = shape.voxels() * sizeof(float);
+  const auto& o = opts;
+  if (opts.json)
+    return print_json({{"graph", opts.graph},
+                       {"device", "cuda"},
+                       {"gpu", d.device},
+                       {"input", input},
+                       {"shape", to_string(shape)},
+                       {"chunk", to_string(d.planned.chunk)},
+                       {"blocks", d.planned.blocks},
+                       {"workers", o.workers},
+                       {"input_bytes", input_bytes},
+                       {"planned_peak_bytes", d.planned.peak()},
+                       {"measured_peak_bytes", d.measured.workers.empty() ? 0 : [&] {
+                          std::uint64_t p = 0;
+                          for (const auto& w : d.measured.workers) p = std::max(p, w.peak);
+                          return p;
+                        }()},
+                       {"planned_workers", workers_json(d.planned.workers)},
+                       {"measured_workers", workers_json(d.measured.workers)},
+                       {"seconds", d.measured.seconds},
+                       {"outputs", files}});
+  std::printf("%s on %s (%s), chunk %s: %llu block%s on %zu worker%s, on %s\n", opts.graph.c_str(), input.c_str(),
+              human_bytes(input_bytes).c_str(), to_string(d.planned.chunk).c_str(),
+              static_cast<unsigned long long>(d.planned.blocks), d.planned.blocks == 1 ? "" : "s", o.workers,
+              o.workers == 1 ? "" : "s", d.device.c_str());
+  std::printf("  %-8s %14s %14s %8s %8s   (device memory)\n", "worker", "planned peak", "measured peak", "x input",
+              "blocks");
+  for (std::size_t w = 0; w < d.planned.workers.size(); ++w) {
+    const auto& p = d.planned.workers[w];
+    const auto& r = d.measured.workers[w];
+    std::printf("  %-8zu %14s %14s %8.2f %8llu%s\n", w, human_bytes(p.peak).c_str(), human_bytes(r.peak).c_str(),
+                double(r.peak) / double(input_bytes), static_cast<unsigned long long>(r.blocks),
+                p.peak == r.peak ? "  (= plan)" : "  (differs from plan!)");
+  }
+  std::printf("  time            %10.4f s  %8.1f MB/s of input (transfers included)\n", d.measured.seconds,
+              double(input_bytes) / 1e6 / d.measured.seconds);
+  for (const auto& f : files) std::printf("  wrote           %s\n", f.c_str());
+}
+
 inline void add_run_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "run an operator or a graph for real and write its outputs as .npy");
   static graph_options opts;
@@ -87,6 +130,18 @@ inline void add_run_command(CLI::App& app) {
     npy_block_sink sink(files, shape, tables);
     std::vector<recorder> recorders(traces.size());
     std::vector<event_sink_ref> sinks(recorders.begin(), recorders.end());
+    if (opts.on_cuda()) {
+      progress_meter progress(schedule.blocks().count(), shape.voxels());
+      const auto d = measure_on_device(schedule, *in, &sink, sinks, [&](const block& b) { progress.on_block(b); });
+      dwsr::detail::commit_group group;
+      sink.commit_into(group);
+      for (std::size_t w = 0; w < traces.size(); ++w)
+        group.write(traces[w], [&](std::ostream& out) { sim::write_trace_csv(out, recorders[w].events()); });
+      group.commit();
+      std::vector<std::string> written;
+      for (const auto& p : paths) written.push_back(p.string());
+      return print_device_run(d, opts, in->source().describe(), shape, written);
+    }
     auto m = measure_run(schedule, *in, &sink, sinks);
     // Every file of the run is complete before any of them is moved into place.
     dwsr::detail::commit_group group;

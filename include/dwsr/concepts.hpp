@@ -32,20 +32,32 @@ namespace dwsr {
 /// reserved bytes, their peaks, segments, fragmentation and OOM against a capacity.
 using sim::AllocatorModel;
 
+namespace detail {
+/// The shapes of what ExecutionContext hands to parallel_for and compute
+/// (named types rather than lambdas, which nvcc rejects in a requires-expression).
+struct loop_body {
+  void operator()(std::uint64_t, std::uint64_t, std::size_t) const {}
+};
+struct serial_work {
+  void operator()() const {}
+};
+}  // namespace detail
+
 /// Where an operator runs: allocates through events, and either computes
 /// (host_context, computes == true) or only plans (meta_context). Operators
 /// allocate nothing except through it, so its events see all their memory;
 /// they allocate only from the calling thread, outside parallel_for.
 template <class C>
-concept ExecutionContext = requires(C& c, const C& cc, std::uint64_t n, buffer_role r, node_id id) {
+concept ExecutionContext = requires(C& c, const C& cc, std::uint64_t n, buffer_role r, node_id id,
+                                    detail::loop_body body, detail::serial_work work) {
   { C::computes } -> std::convertible_to<bool>;
   { cc.threads() } -> std::convertible_to<std::size_t>;
   { cc.node() } -> std::convertible_to<node_id>;
   c.set_node(id);
   { c.template allocate<float>(n, r).data() } -> std::same_as<float*>;
   { c.template allocate<std::byte>(n, r).data() } -> std::same_as<std::byte*>;
-  c.parallel_for(n, [](std::uint64_t, std::uint64_t, std::size_t) {});
-  c.compute([] {});
+  c.parallel_for(n, body);
+  c.compute(work);
 };
 
 /// What every operator declares, whatever it reads: a name, a family and a

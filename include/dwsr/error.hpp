@@ -41,6 +41,12 @@ class out_of_memory : public error {
   std::uint64_t budget_;
 };
 
+/// A device (GPU) could not be used: no device, a driver or library failure.
+class device_error : public error {
+ public:
+  explicit device_error(const std::string& what) : error("device error: " + what) {}
+};
+
 /// A run stopped because its caller asked it to (context_options::cancel), e.g. Ctrl-C in Python.
 class cancelled : public error {
  public:

@@ -68,6 +68,13 @@ class context_base {
     bus_->free(allocated);
     live_.fetch_sub(allocated.bytes, std::memory_order_relaxed);
   }
+  /// Emits the alloc event of memory the budget does not cover (a CUDA
+  /// context's pinned host staging: its budget is the device's memory).
+  event admit_outside_budget(std::uint64_t bytes, device dev, buffer_role role) {
+    check_cancelled();
+    return bus_->alloc(bytes, dev, role, node_, false);
+  }
+  void retire_outside_budget(const event& allocated) noexcept { bus_->free(allocated); }
 
  private:
   event_bus* bus_;

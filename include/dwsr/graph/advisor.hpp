@@ -49,6 +49,9 @@ struct advice_options {
   advice_objective objective = advice_objective::largest;
   const sim::time_profile* profile = nullptr;  ///< when set, every evaluation predicts its time too
   std::size_t cores = 0;                       ///< cores of the machine that will run it (0: the profile's)
+  /// Bytes each worker holds beside its buffers, added to every peak (for
+  /// workers on a GPU: the CUDA context's own memory).
+  std::uint64_t overhead = 0;
 };
 
 /// One evaluated chunking: its plan, the per-worker peak under the model, and
@@ -113,31 +116,36 @@ inline shape3 dask_default_chunk(shape3 cube, std::uint64_t limit_bytes = 128ull
 }
 
 /// Evaluates one chunking: the exact plan, and the model's per-worker peak
-/// (a caching model's replay spends `budget`, graph/model_plan.hpp).
-inline chunk_evaluation evaluate_chunk(const graph& g, shape3 cube, shape3 chunk, const advice_options& o,
-                                       replay_budget& budget) {
+/// (a caching model's replay spends `budget`, graph/model_plan.hpp), plus
+/// o.overhead. MetaCtx: the workers' planning context (cuda_meta_context
+/// for workers on a GPU, whose peaks are device bytes).
+template <class MetaCtx = meta_context>
+chunk_evaluation evaluate_chunk(const graph& g, shape3 cube, shape3 chunk, const advice_options& o,
+                                replay_budget& budget) {
   const chunked_schedule s(g, cube, {.chunk = chunk, .workers = o.workers, .threads = o.threads});
-  chunk_evaluation e{plan_chunked(s), 0, {}};
+  chunk_evaluation e{plan_chunked<MetaCtx>(s), 0, {}};
   if (o.profile) e.time = predict_time(s, *o.profile, o.cores);
-  if (o.allocator == "exact") {
+  if (o.allocator == "exact")
     e.peak = e.plan.peak();
-    return e;
-  }
-  for (const auto p : model_peaks(s, e.plan, o.allocator, budget)) e.peak = std::max(e.peak, p);
+  else
+    for (const auto p : model_peaks<MetaCtx>(s, e.plan, o.allocator, budget)) e.peak = std::max(e.peak, p);
+  e.peak += o.overhead;
   return e;
 }
 
 /// evaluate_chunk with a replay budget of its own.
-inline chunk_evaluation evaluate_chunk(const graph& g, shape3 cube, shape3 chunk, const advice_options& o) {
+template <class MetaCtx = meta_context>
+chunk_evaluation evaluate_chunk(const graph& g, shape3 cube, shape3 chunk, const advice_options& o) {
   replay_budget budget;
-  return evaluate_chunk(g, cube, chunk, o, budget);
+  return evaluate_chunk<MetaCtx>(g, cube, chunk, o, budget);
 }
 
 /// The chunk (time whole) whose predicted per-worker peak fits o.budget and
 /// that is the largest, or with advice_objective::time the fastest: the
 /// smallest predicted makespan over every chunking that fits. Throws
 /// invalid_input when even one-trace chunks do not fit.
-inline advice advise(const graph& g, shape3 cube, const advice_options& o) {
+template <class MetaCtx = meta_context>
+advice advise(const graph& g, shape3 cube, const advice_options& o) {
   const auto started = std::chrono::steady_clock::now();
   sim::make_model(o.allocator);  // validates the spec before any work
   if (o.objective == advice_objective::time && !o.profile)
@@ -149,7 +157,7 @@ inline advice advise(const graph& g, shape3 cube, const advice_options& o) {
   replay_budget budget;  // shared by every candidate
   auto eval = [&](std::uint64_t ci, std::uint64_t cx) {
     ++a.candidates;
-    return evaluate_chunk(g, cube, {ci, cx, cube.samples}, o, budget);
+    return evaluate_chunk<MetaCtx>(g, cube, {ci, cx, cube.samples}, o, budget);
   };
   // Axes some node reads whole offer only the whole extent.
   const auto whole = g.whole_axes();
@@ -204,14 +212,14 @@ inline advice advise(const graph& g, shape3 cube, const advice_options& o) {
   }
   if (!best) {
     const shape3 smallest_chunk{ins.front(), xs.front(), cube.samples};
-    const auto smallest = evaluate_chunk(g, cube, smallest_chunk, o, budget);
+    const auto smallest = evaluate_chunk<MetaCtx>(g, cube, smallest_chunk, o, budget);
     throw invalid_input("memory budget of " + std::to_string(o.budget) +
                         " bytes per worker is too small: the smallest chunk " + to_string(smallest_chunk) + " needs " +
                         std::to_string(smallest.peak) + " bytes per worker");
   }
   a.largest = *best;
   a.chosen = o.objective == advice_objective::time && fastest_chunk != best->plan.chunk
-                 ? evaluate_chunk(g, cube, fastest_chunk, o, budget)
+                 ? evaluate_chunk<MetaCtx>(g, cube, fastest_chunk, o, budget)
                  : *best;
   const auto chunk = a.largest.plan.chunk;
   auto next = [](const std::vector<std::uint64_t>& v, std::uint64_t x) {
@@ -224,8 +232,9 @@ inline advice advise(const graph& g, shape3 cube, const advice_options& o) {
   auto dask = a.dask_chunk;
   for (int axis = 0; axis < 3; ++axis)
     if (whole[axis]) (axis == 0 ? dask.inlines : axis == 1 ? dask.crosslines : dask.samples) = cube[axis];
-  a.dask = evaluate_chunk(g, cube, dask, o, budget);
-  a.peak_is_bound = plan_is_bound(chunked_schedule(g, cube, {.chunk = a.chosen.plan.chunk, .threads = o.threads}));
+  a.dask = evaluate_chunk<MetaCtx>(g, cube, dask, o, budget);
+  a.peak_is_bound =
+      plan_is_bound<MetaCtx>(chunked_schedule(g, cube, {.chunk = a.chosen.plan.chunk, .threads = o.threads}));
   a.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return a;
 }

@@ -36,6 +36,7 @@
 #include "dwsr/graph/block_classes.hpp"
 #include "dwsr/graph/block_io.hpp"
 #include "dwsr/graph/chunked_schedule.hpp"
+#include "dwsr/graph/device_staging.hpp"
 #include "dwsr/graph/schedule.hpp"
 #include "dwsr/memory/fan_out.hpp"
 #include "dwsr/memory/peak_counter.hpp"
@@ -100,18 +101,41 @@ void run_step(Ctx& ctx, const chunked_schedule& s, const schedule_phase& ph, con
   const auto& g = s.graph();
   const auto ext = b.extended();
   ctx.set_node(0);
-  auto input = ctx.template allocate<float>(ext.voxels(), buffer_role::input);
-  if constexpr (Ctx::computes) fill(input.data());
+  auto input = [&] {
+    if constexpr (on_device<Ctx>) {
+      return device_input(ctx, ext.voxels(), fill);
+    } else {
+      auto in = ctx.template allocate<float>(ext.voxels(), buffer_role::input);
+      if constexpr (Ctx::computes) fill(in.data());
+      return in;
+    }
+  }();
   const cube_view<const float> view(input.data(), ext);
-  if (!ph.reduces())
-    return run_graph_block(
-        ctx, g, view, reductions,
-        [&](std::size_t output, const array_ref& data) {
-          if (sink) sink->write(output, b, data);
-        },
-        [&](std::size_t table, const void* rows, std::uint64_t count) {
-          if (sink) sink->write_table(table, b, rows, count);
-        });
+  auto tables = [&](std::size_t table, const void* rows, std::uint64_t count) {
+    if (sink) sink->write_table(table, b, rows, count);
+  };
+  if (!ph.reduces()) {
+    if constexpr (on_device<Ctx>) {
+      // Outputs come back through pinned staging, in the plan as in the run.
+      return run_graph_block(
+          ctx, g, view, reductions,
+          [&](std::size_t output, buffer<float, Ctx>& data) {
+            const auto& r = g.outputs()[output];
+            const array_ref device_out{g.nodes()[r.node].outputs[r.output].type, data.data(), ext};
+            with_host_copy(ctx, device_out, [&](const array_ref& host) {
+              if (sink) sink->write(output, b, host);
+            });
+          },
+          tables);
+    } else {
+      return run_graph_block(
+          ctx, g, view, reductions,
+          [&](std::size_t output, const array_ref& data) {
+            if (sink) sink->write(output, b, data);
+          },
+          tables);
+    }
+  }
   const auto k = *ph.node;
   run_graph_block(
       ctx, g, view, reductions, [](std::size_t, const array_ref&) {}, k,
@@ -192,11 +216,12 @@ chunked_plan plan_by_class(const chunked_schedule& s, Measure&& measure) {
 
 /// One step measured in a meta execution at the schedule's T: its peak
 /// requested bytes and its events.
-inline std::pair<std::uint64_t, std::uint64_t> meta_step(const chunked_schedule& s, const node_reductions& reductions,
-                                                         const schedule_phase& ph, const block& b) {
-  serial_peak_counter counter;
+template <class MetaCtx = meta_context>
+std::pair<std::uint64_t, std::uint64_t> meta_step(const chunked_schedule& s, const node_reductions& reductions,
+                                                  const schedule_phase& ph, const block& b) {
+  serial_peak_counter counter(MetaCtx::memory_device);  // a GPU worker's peak: its device's bytes
   event_bus bus(counter);
-  meta_context ctx(bus, {.threads = s.options().threads});
+  MetaCtx ctx(bus, {.threads = s.options().threads});
   reduction acc;
   run_step(
       ctx, s, ph, b, reductions, &acc, nullptr, [](float*) {}, nullptr);
@@ -209,11 +234,13 @@ inline std::pair<std::uint64_t, std::uint64_t> meta_step(const chunked_schedule&
 /// each shape per phase (the blocks of one shape emit the same events), so
 /// the cost grows with the number of distinct block shapes, not of blocks.
 /// Exact: the same figures as the meta execution of every block of every
-/// worker (worker_events).
-inline chunked_plan plan_chunked(const chunked_schedule& s) {
+/// worker (worker_events). MetaCtx: the workers' planning context
+/// (cuda_meta_context for workers on a GPU).
+template <class MetaCtx = meta_context>
+chunked_plan plan_chunked(const chunked_schedule& s) {
   const auto reductions = detail::run_phase_reductions(s);
   return detail::plan_by_class(
-      s, [&](const schedule_phase& ph, const block& b) { return detail::meta_step(s, reductions, ph, b); });
+      s, [&](const schedule_phase& ph, const block& b) { return detail::meta_step<MetaCtx>(s, reductions, ph, b); });
 }
 
 /// plan_chunked for `g` on `cube` with options `o`.
@@ -225,7 +252,8 @@ inline chunked_plan plan_chunked(const graph& g, shape3 cube, const chunked_opti
 /// execution allocates some buffer whose size depends on the data (an event
 /// flagged event::bound, e.g. by geobodies). A real run's peak is then at most
 /// the plan's. Runs one block of each phase.
-inline bool plan_is_bound(const chunked_schedule& s) {
+template <class MetaCtx = meta_context>
+bool plan_is_bound(const chunked_schedule& s) {
   struct any_bound {
     bool seen = false;
     void on_event(const event& e) noexcept { seen = seen || e.bound; }
@@ -233,7 +261,7 @@ inline bool plan_is_bound(const chunked_schedule& s) {
   const auto reductions = detail::run_phase_reductions(s);
   for (const auto& ph : s.phases()) {
     event_bus bus(sink);
-    meta_context ctx(bus, {.threads = s.options().threads});
+    MetaCtx ctx(bus, {.threads = s.options().threads});
     reduction acc;
     run_step(
         ctx, s, ph, s.blocks().at(0), reductions, &acc, nullptr, [](float*) {}, nullptr);
@@ -243,10 +271,11 @@ inline bool plan_is_bound(const chunked_schedule& s) {
 
 /// Emits worker w's whole event stream of the schedule into `sink` without
 /// computing (what plan_chunked summarises): every block of the worker, so
-/// the cost grows with its blocks.
-inline void worker_events(const chunked_schedule& s, std::size_t w, event_sink_ref sink) {
+/// the cost grows with its blocks. MetaCtx as for plan_chunked.
+template <class MetaCtx = meta_context>
+void worker_events(const chunked_schedule& s, std::size_t w, event_sink_ref sink) {
   event_bus bus(sink);
-  meta_context ctx(bus, {.threads = s.options().threads, .name = "worker " + std::to_string(w)});
+  MetaCtx ctx(bus, {.threads = s.options().threads, .name = "worker " + std::to_string(w)});
   const auto reductions = detail::run_phase_reductions(s);
   for (const auto& ph : s.phases())
     s.for_each_block(w, [&](const block& b) {
@@ -265,7 +294,8 @@ struct chunked_result {
 /// Runs the schedule for real on workers of context type Ctx (host_context by
 /// default), reading blocks from `input` and writing every graph output's
 /// interiors to `sink` (may be null). Each worker's events also go to
-/// worker_sinks[w] when given. A worker exceeding its budget raises
+/// worker_sinks[w] when given. Each worker's peak is of its context's memory
+/// device (a GPU worker's device bytes). A worker exceeding its budget raises
 /// out_of_memory naming the worker, the node, the bytes and the budget; the
 /// other workers stop after their current block and the error propagates.
 template <ExecutionContext Ctx = host_context>
@@ -358,7 +388,7 @@ chunked_result run_chunked(const chunked_schedule& s, const block_source& input,
   if (first_error) std::rethrow_exception(first_error);
   chunked_result result{std::vector<worker_memory>(o.workers)};
   for (std::size_t w = 0; w < o.workers; ++w)
-    result.workers[w] = {workers[w]->counter.peak(), s.blocks_of(w), workers[w]->bus->events()};
+    result.workers[w] = {workers[w]->counter.peak(Ctx::memory_device), s.blocks_of(w), workers[w]->bus->events()};
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
 }

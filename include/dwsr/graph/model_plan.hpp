@@ -24,6 +24,7 @@
 
 #include "dwsr/error.hpp"
 #include "dwsr/graph/chunked.hpp"
+#include "dwsr/memory/device_filter.hpp"
 #include "dwsr/memory/fan_out.hpp"
 #include "dwsr/memory/peak_counter.hpp"
 #include "dwsr/sim/any_model.hpp"
@@ -50,12 +51,13 @@ namespace detail {
 /// One step measured in a meta execution through a fresh model built from
 /// `spec`: its peak reserved bytes and its events (meta_step's counterpart
 /// for the models that hold nothing between blocks).
-inline std::pair<std::uint64_t, std::uint64_t> model_step(const chunked_schedule& s, const node_reductions& reductions,
-                                                          const schedule_phase& ph, const block& b,
-                                                          const std::string& spec) {
+template <class MetaCtx = meta_context>
+std::pair<std::uint64_t, std::uint64_t> model_step(const chunked_schedule& s, const node_reductions& reductions,
+                                                   const schedule_phase& ph, const block& b, const std::string& spec) {
   auto model = sim::make_model(spec);
-  event_bus bus(model);
-  meta_context ctx(bus, {.threads = s.options().threads});
+  device_filter<sim::any_model> modelled{&model, MetaCtx::memory_device};
+  event_bus bus(modelled);
+  MetaCtx ctx(bus, {.threads = s.options().threads});
   reduction acc;
   run_step(
       ctx, s, ph, b, reductions, &acc, nullptr, [](float*) {}, nullptr);
@@ -102,16 +104,19 @@ inline std::vector<class_steps> measure_classes_under(const chunked_schedule& s,
 }  // namespace detail
 
 /// Each worker's peak reserved bytes under the model `spec` (see the file
-/// comment); `plan` is plan_chunked(s). Throws invalid_input for an unknown
-/// model, or for a caching model whose replay would exceed what is left of
-/// `budget` (which the replay spends).
-inline std::vector<std::uint64_t> model_peaks(const chunked_schedule& s, const chunked_plan& plan,
-                                              const std::string& spec, replay_budget& budget) {
+/// comment); `plan` is plan_chunked<MetaCtx>(s). The model sees the events of
+/// the workers' memory device (a GPU worker's device stream). Throws
+/// invalid_input for an unknown model, or for a caching model whose replay
+/// would exceed what is left of `budget` (which the replay spends).
+template <class MetaCtx = meta_context>
+std::vector<std::uint64_t> model_peaks(const chunked_schedule& s, const chunked_plan& plan, const std::string& spec,
+                                       replay_budget& budget) {
   std::vector<std::uint64_t> peaks(s.workers());
   if (holds_nothing_between_blocks(sim::make_model(spec))) {
     const auto reductions = detail::run_phase_reductions(s);
-    const auto by_class = detail::plan_by_class(
-        s, [&](const schedule_phase& ph, const block& b) { return detail::model_step(s, reductions, ph, b, spec); });
+    const auto by_class = detail::plan_by_class(s, [&](const schedule_phase& ph, const block& b) {
+      return detail::model_step<MetaCtx>(s, reductions, ph, b, spec);
+    });
     for (std::size_t w = 0; w < s.workers(); ++w) peaks[w] = by_class.workers[w].peak;
     return peaks;
   }
@@ -127,17 +132,18 @@ inline std::vector<std::uint64_t> model_peaks(const chunked_schedule& s, const c
   budget.events_left -= events;
   for (std::size_t w = 0; w < s.workers() && s.blocks_of(w) > 0; ++w) {
     auto model = sim::make_model(spec);
-    worker_events(s, w, model);
+    device_filter<sim::any_model> modelled{&model, MetaCtx::memory_device};
+    worker_events<MetaCtx>(s, w, modelled);
     peaks[w] = model.stats().peak_reserved;
   }
   return peaks;
 }
 
 /// model_peaks with a budget of its own.
-inline std::vector<std::uint64_t> model_peaks(const chunked_schedule& s, const chunked_plan& plan,
-                                              const std::string& spec) {
+template <class MetaCtx = meta_context>
+std::vector<std::uint64_t> model_peaks(const chunked_schedule& s, const chunked_plan& plan, const std::string& spec) {
   replay_budget budget;
-  return model_peaks(s, plan, spec, budget);
+  return model_peaks<MetaCtx>(s, plan, spec, budget);
 }
 
 }  // namespace dwsr

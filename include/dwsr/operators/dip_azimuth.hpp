@@ -32,6 +32,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dwsr/core/host_device.hpp"
 #include "dwsr/operators/detail/common.hpp"
 #include "dwsr/operators/detail/gradient_dips.hpp"
 #include "dwsr/operators/detail/kernel_param.hpp"
@@ -58,7 +59,7 @@ inline std::vector<output_spec> float_outputs(std::initializer_list<const char*>
 /// The principal eigenvector as the reference post-processes it in float32:
 /// cast, normalised, and flipped so that its time component is >= 0 (a zero
 /// time component zeroes it, like numpy's sign).
-inline std::array<float, 3> oriented_principal(const detail::tensor_eigen& e) {
+DWSR_HOST_DEVICE inline std::array<float, 3> oriented_principal(const detail::tensor_eigen& e) {
   std::array<float, 3> v{static_cast<float>(e.principal[0]), static_cast<float>(e.principal[1]),
                          static_cast<float>(e.principal[2])};
   float norm = v[0] * v[0];
@@ -118,7 +119,9 @@ struct principal_vector_op : dip_azimuth_op<Derived> {
 template <class Derived>
 struct principal_angle : principal_vector_op<Derived, 1>, float32_output {
   using principal_vector_op<Derived, 1>::principal_vector_op;
-  std::array<float, 1> of(const tensor_eigen& e) const { return {nan_to_zero(Derived::angle(oriented_principal(e)))}; }
+  DWSR_HOST_DEVICE std::array<float, 1> of(const tensor_eigen& e) const {
+    return {nan_to_zero(Derived::angle(oriented_principal(e)))};
+  }
 };
 
 }  // namespace detail
@@ -169,7 +172,7 @@ struct gst_2d_dips : detail::principal_vector_op<gst_2d_dips, 2> {
   static constexpr std::string_view summary = "inline and crossline dips of the structure tensor's principal vector";
   using principal_vector_op::principal_vector_op;
   std::vector<output_spec> outputs() const { return detail::float_outputs({"il", "xl"}); }
-  std::array<float, 2> of(const detail::tensor_eigen& e) const {
+  DWSR_HOST_DEVICE std::array<float, 2> of(const detail::tensor_eigen& e) const {
     const auto factor = static_cast<float>(dip_factor);
     auto dip = [factor](double v, double vt) {
       const float d = -static_cast<float>(v) / static_cast<float>(vt) * factor;
@@ -185,7 +188,7 @@ struct gst_3d_dip : detail::principal_angle<gst_3d_dip> {
   static constexpr std::string_view name = "gst_3d_dip";
   static constexpr std::string_view summary = "dip of the structure tensor's principal vector, degrees";
   using principal_angle::principal_angle;
-  static float angle(const std::array<float, 3>& v) {
+  DWSR_HOST_DEVICE static float angle(const std::array<float, 3>& v) {
     return std::acos(v[2]) * static_cast<float>(180.0 / std::numbers::pi);
   }
 };
@@ -196,7 +199,7 @@ struct gst_3d_azm : detail::principal_angle<gst_3d_azm> {
   static constexpr std::string_view name = "gst_3d_azm";
   static constexpr std::string_view summary = "azimuth of the structure tensor's principal vector, degrees";
   using principal_angle::principal_angle;
-  static float angle(const std::array<float, 3>& v) {
+  DWSR_HOST_DEVICE static float angle(const std::array<float, 3>& v) {
     const float a = std::atan2(v[0], v[1]) * static_cast<float>(180.0 / std::numbers::pi);
     return a < 0 ? a + 360.0f : a;
   }

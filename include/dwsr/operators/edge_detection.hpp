@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dwsr/core/host_device.hpp"
 #include "dwsr/operators/detail/analytic_signal.hpp"
 #include "dwsr/operators/detail/common.hpp"
 #include "dwsr/operators/detail/gradient_dips.hpp"
@@ -257,7 +258,7 @@ struct chaos : detail::eigenvalue_attribute<chaos> {
   static constexpr std::string_view name = "chaos";
   static constexpr std::string_view summary = "structure-tensor chaos 2 e2 / (e1 + e3)";
   using eigenvalue_attribute::eigenvalue_attribute;
-  static float of(float e1, float e2, float e3) { return (2 * e2) / (e1 + e3); }
+  DWSR_HOST_DEVICE static float of(float e1, float e2, float e3) { return (2 * e2) / (e1 + e3); }
 };
 
 /// coherence: (e1 - e2) / (e1 + e2) of the structure tensor smoothed over `kernel`.
@@ -265,7 +266,7 @@ struct coherence : detail::eigenvalue_attribute<coherence> {
   static constexpr std::string_view name = "coherence";
   static constexpr std::string_view summary = "structure-tensor coherence (e1 - e2) / (e1 + e2)";
   using eigenvalue_attribute::eigenvalue_attribute;
-  static float of(float e1, float e2, float) { return (e1 - e2) / (e1 + e2); }
+  DWSR_HOST_DEVICE static float of(float e1, float e2, float) { return (e1 - e2) / (e1 + e2); }
 };
 
 /// structured_semblance: ((e2 + e3)^2 e1) / ((e2^2 + e3^2) e1) of the smoothed structure tensor.
@@ -273,7 +274,7 @@ struct structured_semblance : detail::eigenvalue_attribute<structured_semblance>
   static constexpr std::string_view name = "structured_semblance";
   static constexpr std::string_view summary = "structure-tensor semblance ((e2 + e3)^2 e1) / ((e2^2 + e3^2) e1)";
   using eigenvalue_attribute::eigenvalue_attribute;
-  static float of(float e1, float e2, float e3) {
+  DWSR_HOST_DEVICE static float of(float e1, float e2, float e3) {
     return (((e2 + e3) * (e2 + e3)) * e1) / (((e2 * e2) + (e3 * e3)) * e1);
   }
 };

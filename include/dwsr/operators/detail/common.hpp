@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dwsr/core/host_device.hpp"
 #include "dwsr/ops/param.hpp"
 #include "dwsr/ops/protocol.hpp"
 
@@ -24,7 +25,7 @@
 namespace dwsr::operators::detail {
 
 /// NaN becomes 0, as the reference's nan_to_num does for the attributes that use it.
-inline float nan_to_zero(float v) { return std::isnan(v) ? 0.0f : v; }
+DWSR_HOST_DEVICE inline float nan_to_zero(float v) { return std::isnan(v) ? 0.0f : v; }
 
 /// Operators without parameters.
 struct no_params {

@@ -17,6 +17,7 @@
 #include <numbers>
 #include <utility>
 
+#include "dwsr/core/host_device.hpp"
 #include "dwsr/operators/detail/sqrt_lanes.hpp"
 
 namespace dwsr::operators::detail {
@@ -31,7 +32,7 @@ struct tensor_eigen {
 /// triangles), accumulating the eigenvectors as the columns of `v`; on return
 /// the diagonal of `a` holds the eigenvalues. Jacobi is accurate to a few ulps
 /// of every eigenvalue (small ones included) and converges in a few sweeps.
-inline void jacobi3(double a[3][3], double v[3][3]) {
+DWSR_HOST_DEVICE inline void jacobi3(double a[3][3], double v[3][3]) {
   for (int r = 0; r < 3; ++r)
     for (int c = 0; c < 3; ++c) v[r][c] = r == c;
   constexpr int pairs[3][2] = {{0, 1}, {0, 2}, {1, 2}};
@@ -89,7 +90,7 @@ struct normalised_cubic {
 /// The other two roots come from the deflated quadratic beta^2 + beta_1 beta
 /// + beta_1^2 - 3; where they nearly coincide (r near 1) each may move by
 /// ~1e-8 p (their sum stays exact), below float32 resolution of the tensor.
-inline normalised_cubic solve_cubic(const double d[3], double a01, double a02, double a12) {
+DWSR_HOST_DEVICE inline normalised_cubic solve_cubic(const double d[3], double a01, double a02, double a12) {
   normalised_cubic out;
   const double off = a01 * a01 + a02 * a02 + a12 * a12;
   out.q = (d[0] + d[1] + d[2]) / 3;
@@ -117,7 +118,7 @@ inline constexpr double principal_gap = 1e-3;
 
 /// Eigenvalues (ascending) and principal vector of a diagonal matrix: ties in
 /// axis order, like LAPACK, and the last of equal maxima.
-inline tensor_eigen diagonal_eigensystem(const double d[3]) {
+DWSR_HOST_DEVICE inline tensor_eigen diagonal_eigensystem(const double d[3]) {
   int order[3] = {0, 1, 2};
   for (int i = 1; i < 3; ++i)
     for (int k = i; k > 0 && d[order[k]] < d[order[k - 1]]; --k) std::swap(order[k], order[k - 1]);
@@ -128,7 +129,7 @@ inline tensor_eigen diagonal_eigensystem(const double d[3]) {
 }
 
 /// Eigenvalues and principal vector by Jacobi rotations (any symmetric matrix).
-inline tensor_eigen jacobi_eigensystem(const double d[3], double a01, double a02, double a12) {
+DWSR_HOST_DEVICE inline tensor_eigen jacobi_eigensystem(const double d[3], double a01, double a02, double a12) {
   double a[3][3] = {{d[0], a01, a02}, {a01, d[1], a12}, {a02, a12, d[2]}};
   double v[3][3];
   jacobi3(a, v);
@@ -152,7 +153,7 @@ inline tensor_eigen jacobi_eigensystem(const double d[3], double a01, double a02
 /// |(beta_1 - beta_2)(beta_1 - beta_3)|); Jacobi where beta_1 - beta_2 <
 /// principal_gap or the tensor is not finite. Eigenvalues: a few ulps of the
 /// largest, as LAPACK's bound; principal vector: within 1e-10.
-inline tensor_eigen tensor_eigensystem(const float* c) {
+DWSR_HOST_DEVICE inline tensor_eigen tensor_eigensystem(const float* c) {
   const double d[3] = {c[0], c[1], c[2]};
   const double a01 = c[3], a02 = c[4], a12 = c[5];
   if (a01 == 0 && a02 == 0 && a12 == 0) return diagonal_eigensystem(d);
@@ -185,7 +186,7 @@ inline tensor_eigen tensor_eigensystem(const float* c) {
 /// LAPACK's bound, except where two eigenvalues nearly coincide: there each of
 /// the pair may move by ~1e-8 of the tensor's norm (their sum stays exact),
 /// below float32 resolution.
-inline std::array<double, 3> tensor_eigenvalues(const float* c) {
+DWSR_HOST_DEVICE inline std::array<double, 3> tensor_eigenvalues(const float* c) {
   const double d[3] = {c[0], c[1], c[2]};
   const double a01 = c[3], a02 = c[4], a12 = c[5];
   if (a01 == 0 && a02 == 0 && a12 == 0) {

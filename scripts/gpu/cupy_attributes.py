@@ -1,0 +1,524 @@
+#!/usr/bin/env python3
+"""Times the CuPy formulations of seismic attributes that DASF-like code runs on GPUs.
+
+The baseline for dwsr's CUDA operators: for each cube shape and operator it
+measures the median time of a few runs (CUDA events around the call) and the
+peak device memory of one run (a CuPy memory hook counting the pool's live
+bytes, with the input cube already allocated), and writes one JSON document.
+
+Shapes are ``inline x crossline x time``; time is the last, fastest (C-order)
+axis. The cube is float32 standard normal noise from
+``numpy.random.default_rng(seed)``, moved to the GPU once per shape.
+
+Example::
+
+    python3 scripts/gpu/cupy_attributes.py --shapes 256x256x256,512x512x1024 \\
+        --repeats 5 --seed 7 --out cupy.json
+
+Exit status: 0 when the JSON document was written (failed operators are
+entries of its "errors"), 2 for bad arguments, 1 when the document could not
+be written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from typing import Any, Callable
+
+from gpu_common import ArgumentParser, UsageError, error_entry, log, run_script, write_json
+
+OPS = (
+    "envelope",
+    "instantaneous_phase",
+    "cosine_instantaneous_phase",
+    "hilbert",
+    "gaussian",
+    "median",
+    "rms",
+    "first_derivative",
+)
+
+#: The smoothing weights that the reference's FirstDerivative applies across inline and crossline.
+SMOOTHING_WEIGHTS = (0.178947, 0.642105, 0.178947)
+#: The central difference along time.
+DERIVATIVE_WEIGHTS = (-0.5, 0.0, 0.5)
+#: How the JSON names the own analytic-signal formulation.
+OWN_HILBERT = "own fft/ifft (scipy.signal.hilbert's definition)"
+
+
+def parse_shapes(text: str) -> list[tuple[int, int, int]]:
+    """Parses ``"256x256x256,512x512x1024"`` into (inline, crossline, time) triples."""
+    shapes = []
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        parts = item.lower().split("x")
+        if len(parts) != 3 or not all(p.strip().isdigit() for p in parts):
+            raise UsageError(f"shape '{item}': expected INLINExCROSSLINExTIME, e.g. 256x256x256")
+        shape = tuple(int(p) for p in parts)
+        if min(shape) < 1:
+            raise UsageError(f"shape '{item}': every extent must be at least 1")
+        shapes.append(shape)
+    if not shapes:
+        raise UsageError("--shapes: no shape given")
+    return shapes
+
+
+def parse_ops(text: str | None) -> list[str]:
+    """Parses a comma-separated list of operator names (None: all of them)."""
+    if text is None or not text.strip():
+        return list(OPS)
+    ops = [o.strip() for o in text.split(",") if o.strip()]
+    unknown = [o for o in ops if o not in OPS]
+    if unknown:
+        raise UsageError(f"unknown op(s) {', '.join(unknown)}; expected some of {', '.join(OPS)}")
+    return ops
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The command line (UsageError for values that argparse accepts but are wrong)."""
+    p = ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--shapes", default="256x256x256,512x512x1024", help="INLINExCROSSLINExTIME, comma-separated")
+    p.add_argument("--ops", default=None, help="comma-separated subset of: " + ",".join(OPS) + " (default: all)")
+    p.add_argument("--repeats", type=int, default=5, help="timed runs per operator (after one warm-up run)")
+    p.add_argument("--seed", type=int, default=7, help="seed of numpy's default_rng for the input cube")
+    p.add_argument("--out", default="cupy.json", help="the JSON document to write")
+    p.add_argument(
+        "--max-op-seconds",
+        type=float,
+        default=60.0,
+        help="fewer timed runs (at least 1) when the warm-up says the repeats would take longer than this",
+    )
+    p.add_argument(
+        "--budget-s",
+        type=float,
+        default=0.0,
+        help="skip the (shape, op) pairs not started after this many seconds (0: no limit); each is an error entry",
+    )
+    a = p.parse_args(argv)
+    a.shape_list = parse_shapes(a.shapes)
+    a.op_list = parse_ops(a.ops)
+    if a.repeats < 1:
+        raise UsageError(f"--repeats {a.repeats}: at least 1")
+    out_dir = os.path.dirname(os.path.abspath(a.out))
+    if not os.path.isdir(out_dir):
+        raise UsageError(f"--out {a.out}: folder {out_dir} does not exist")
+    return a
+
+
+# ---------------------------------------------------------------------------
+# The formulations
+# ---------------------------------------------------------------------------
+
+
+def hilbert_own(cp: Any, x: Any) -> Any:
+    """The analytic signal along the last axis, as scipy.signal.hilbert defines it, in single precision.
+
+    X = fft(x); h = 1 at 0, 2 on the positive frequencies, 1 at Nyquist (even
+    n), 0 on the negative ones; a = ifft(X * h). cupy.fft keeps float32 input
+    in complex64, and a float32 h keeps the product complex64.
+    """
+    n = x.shape[-1]
+    h = cp.zeros(n, dtype=cp.float32)
+    h[0] = 1.0
+    if n % 2 == 0:
+        h[1 : n // 2] = 2.0
+        h[n // 2] = 1.0
+    else:
+        h[1 : (n + 1) // 2] = 2.0
+    spectrum = cp.fft.fft(x, axis=-1)
+    return cp.fft.ifft(spectrum * h, axis=-1)
+
+
+class Formulations:
+    """The CuPy formulation of each operator, bound to one CuPy module.
+
+    `hilbert_source` says which analytic signal is used: "cupyx.scipy.signal.hilbert"
+    when it exists and keeps complex64, else "own fft/ifft (scipy.signal.hilbert's definition)".
+    """
+
+    def __init__(self, cp: Any, ndimage: Any, signal: Any | None):
+        self.cp = cp
+        self.ndimage = ndimage
+        self.signal = signal
+        has_hilbert = signal is not None and hasattr(signal, "hilbert")
+        self.hilbert_source = "cupyx.scipy.signal.hilbert" if has_hilbert else OWN_HILBERT
+        self.hilbert_note = ""
+        self._derivative = cp.asarray(DERIVATIVE_WEIGHTS, dtype=cp.float32)
+        self._smoothing = cp.asarray(SMOOTHING_WEIGHTS, dtype=cp.float32)
+
+    def check_hilbert(self, x: Any) -> None:
+        """Falls back to the own formulation when cupyx's hilbert fails or leaves single precision on `x`."""
+        if not self.hilbert_source.startswith("cupyx"):
+            return
+        try:
+            a = self.signal.hilbert(x[:1, :1, :], axis=-1)
+            dtype = str(a.dtype)
+            del a
+        except Exception as exc:  # noqa: BLE001 - any failure means: use the own formulation
+            self.hilbert_note = f"cupyx.scipy.signal.hilbert failed ({type(exc).__name__}: {exc}); own formulation used"
+            self.hilbert_source = OWN_HILBERT
+            return
+        if dtype != "complex64":
+            self.hilbert_note = f"cupyx.scipy.signal.hilbert returned {dtype} on float32; own formulation used"
+            self.hilbert_source = OWN_HILBERT
+
+    def hilbert(self, x: Any) -> Any:
+        """The analytic signal along time (complex64)."""
+        if self.hilbert_source.startswith("cupyx"):
+            return self.signal.hilbert(x, axis=-1)
+        return hilbert_own(self.cp, x)
+
+    def envelope(self, x: Any) -> Any:
+        """abs(analytic signal)."""
+        return self.cp.abs(self.hilbert(x))
+
+    def instantaneous_phase(self, x: Any) -> Any:
+        """The analytic signal's angle in degrees."""
+        return self.cp.rad2deg(self.cp.angle(self.hilbert(x)))
+
+    def cosine_instantaneous_phase(self, x: Any) -> Any:
+        """cos of the analytic signal's angle."""
+        return self.cp.cos(self.cp.angle(self.hilbert(x)))
+
+    def gaussian(self, x: Any) -> Any:
+        """A Gaussian filter, sigma 1 on each axis, reflected borders, truncated at 4 sigma."""
+        return self.ndimage.gaussian_filter(x, sigma=1.0, mode="reflect", truncate=4.0)
+
+    def median(self, x: Any) -> Any:
+        """The median of each 3x3x3 neighbourhood, reflected borders."""
+        return self.ndimage.median_filter(x, size=(3, 3, 3), mode="reflect")
+
+    def rms(self, x: Any) -> Any:
+        """The root mean square over 9 samples along time."""
+        return self.cp.sqrt(self.ndimage.uniform_filter1d(x * x, size=9, axis=-1, mode="reflect"))
+
+    def first_derivative(self, x: Any) -> Any:
+        """The central difference along time, smoothed across inline and crossline."""
+        nd = self.ndimage
+        d = nd.correlate1d(x, self._derivative, axis=-1, mode="reflect")
+        d = nd.correlate1d(d, self._smoothing, axis=0, mode="reflect")
+        return nd.correlate1d(d, self._smoothing, axis=1, mode="reflect")
+
+    def function(self, op: str) -> Callable[[Any], Any]:
+        """The formulation of `op`."""
+        return getattr(self, op)
+
+    def formulation(self, op: str) -> str:
+        """A sentence naming what `op` runs."""
+        h = self.hilbert_source
+        return {
+            "hilbert": h,
+            "envelope": f"cupy.abs({h})",
+            "instantaneous_phase": f"cupy.rad2deg(cupy.angle({h}))",
+            "cosine_instantaneous_phase": f"cupy.cos(cupy.angle({h}))",
+            "gaussian": "cupyx.scipy.ndimage.gaussian_filter(x, sigma=1.0, mode='reflect', truncate=4.0)",
+            "median": "cupyx.scipy.ndimage.median_filter(x, size=(3,3,3), mode='reflect')",
+            "rms": "cupy.sqrt(cupyx.scipy.ndimage.uniform_filter1d(x*x, size=9, axis=-1, mode='reflect'))",
+            "first_derivative": "correlate1d(x, [-0.5,0,0.5], axis=-1), then correlate1d with "
+            "[0.178947,0.642105,0.178947] along axis 0 and axis 1 (mode='reflect', float32 weights)",
+        }[op]
+
+
+# ---------------------------------------------------------------------------
+# Memory measurement
+# ---------------------------------------------------------------------------
+
+
+def memory_hook_base(cp: Any) -> type | None:
+    """CuPy's MemoryHook class, or None when this CuPy has none."""
+    module = getattr(cp.cuda, "memory_hook", None)
+    base = getattr(module, "MemoryHook", None) if module is not None else None
+    return base if base is not None else getattr(cp.cuda, "MemoryHook", None)
+
+
+def make_peak_hook(cp: Any, pool: Any) -> Any | None:
+    """A memory hook counting the pool's live bytes (rounded and requested) and their peaks, or None.
+
+    Live rounded bytes rise by mem_size at each successful malloc from the
+    pool and fall by mem_size at each free to it, as pool.used_bytes() does;
+    the pool's total_bytes() is sampled after each malloc, the only time it grows.
+    """
+    base = memory_hook_base(cp)
+    if base is None or not all(hasattr(base, m) for m in ("malloc_postprocess", "free_postprocess")):
+        return None
+
+    class PeakHook(base):  # type: ignore[misc, valid-type]
+        """Live and peak bytes of one pool while registered (``with hook:``)."""
+
+        name = "dwsr_cupy_attributes_peak"
+
+        def __init__(self) -> None:
+            self.live = 0
+            self.peak = 0
+            self.live_requested = 0
+            self.peak_requested = 0
+            self.peak_total = pool.total_bytes()
+            self.mallocs = 0
+            self.frees = 0
+            self._requested: dict[int, int] = {}
+
+        def malloc_postprocess(self, **kw: Any) -> None:
+            ptr = kw.get("mem_ptr", 0)
+            if not ptr:
+                return  # the malloc failed
+            size = int(kw.get("mem_size", kw.get("size", 0)))
+            requested = int(kw.get("size", size))
+            self.mallocs += 1
+            self.live += size
+            self.live_requested += requested
+            self._requested[ptr] = requested
+            self.peak = max(self.peak, self.live)
+            self.peak_requested = max(self.peak_requested, self.live_requested)
+            self.peak_total = max(self.peak_total, pool.total_bytes())
+
+        def free_postprocess(self, **kw: Any) -> None:
+            self.frees += 1
+            self.live -= int(kw.get("mem_size", 0))
+            self.live_requested -= self._requested.pop(kw.get("mem_ptr", 0), 0)
+
+    return PeakHook()
+
+
+def clear_fft_plans(cp: Any) -> None:
+    """Empties CuPy's cuFFT plan cache (its work areas live in the memory pool)."""
+    try:
+        cp.fft.config.get_plan_cache().clear()
+    except Exception:  # noqa: BLE001 - an old CuPy without a plan cache holds nothing to clear
+        pass
+
+
+def mem_get_info(cp: Any) -> dict:
+    """cudaMemGetInfo: free and total device bytes."""
+    free, total = cp.cuda.runtime.memGetInfo()
+    return {"free": int(free), "total": int(total), "used": int(total - free)}
+
+
+def measure_memory(cp: Any, pool: Any, fn: Callable[[Any], Any], x: Any) -> dict:
+    """Peak device memory of one run of fn(x), starting from an emptied pool holding only x.
+
+    The FFT plan cache is emptied first, so a plan's work area counts in the
+    run that creates it. Peaks include the input cube ("includes_input": true).
+    """
+    cp.cuda.Device().synchronize()
+    clear_fft_plans(cp)
+    pool.free_all_blocks()
+    baseline_used, baseline_total = pool.used_bytes(), pool.total_bytes()
+    before = mem_get_info(cp)
+    hook = make_peak_hook(cp, pool)
+    out_dtype = out_shape = None
+    if hook is not None:
+        with hook:
+            out = fn(x)
+            cp.cuda.Device().synchronize()
+            out_dtype, out_shape = str(out.dtype), list(out.shape)
+            after_call_used = pool.used_bytes()
+            del out
+            cp.cuda.Device().synchronize()
+        peak_used = baseline_used + hook.peak
+        peak_requested = baseline_used + hook.peak_requested
+        peak_total = hook.peak_total
+        method = "memory_hook"
+        hook_counts = {"mallocs": hook.mallocs, "frees": hook.frees, "live_after": hook.live}
+    else:
+        out = fn(x)
+        cp.cuda.Device().synchronize()
+        out_dtype, out_shape = str(out.dtype), list(out.shape)
+        after_call_used = pool.used_bytes()
+        del out
+        peak_used = after_call_used
+        peak_requested = None
+        peak_total = pool.total_bytes()
+        method = "poll: pool.used_bytes() after the call, output alive (a lower bound of the peak)"
+        hook_counts = None
+    after = mem_get_info(cp)
+    return {
+        "peak_used_bytes": int(peak_used),
+        "peak_requested_bytes": None if peak_requested is None else int(peak_requested),
+        "peak_total_bytes": int(peak_total),
+        "baseline_used_bytes": int(baseline_used),
+        "baseline_total_bytes": int(baseline_total),
+        "used_bytes_after_call": int(after_call_used),
+        "includes_input": True,
+        "peak_method": method,
+        "hook_counts": hook_counts,
+        "memgetinfo_before": before,
+        "memgetinfo_after": after,
+        "memgetinfo_used_delta_bytes": after["used"] - before["used"],
+        "output_dtype": out_dtype,
+        "output_shape": out_shape,
+    }
+
+
+# ---------------------------------------------------------------------------
+# Timing
+# ---------------------------------------------------------------------------
+
+
+def time_runs(cp: Any, fn: Callable[[Any], Any], x: Any, repeats: int) -> list[float]:
+    """Seconds of `repeats` runs of fn(x), each between two CUDA events on the current stream."""
+    seconds = []
+    for _ in range(repeats):
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        out = fn(x)
+        end.record()
+        end.synchronize()
+        seconds.append(cp.cuda.get_elapsed_time(start, end) / 1000.0)
+        del out
+    return seconds
+
+
+def warm_up(cp: Any, fn: Callable[[Any], Any], x: Any) -> tuple[float, bool]:
+    """Runs fn(x) once (kernel compilation, FFT plans): its wall seconds, and whether every output value is finite."""
+    t0 = time.perf_counter()
+    out = fn(x)
+    cp.cuda.Device().synchronize()
+    seconds = time.perf_counter() - t0
+    finite = bool(cp.isfinite(out).all())
+    del out
+    return seconds, finite
+
+
+def run_op(cp: Any, pool: Any, forms: Formulations, op: str, x: Any, args: argparse.Namespace) -> dict:
+    """Warm-up, one memory run, then the timed runs of one operator on cube x: its result entry."""
+    fn = forms.function(op)
+    warm_s, finite = warm_up(cp, fn, x)
+    memory = measure_memory(cp, pool, fn, x)
+    repeats = args.repeats
+    if warm_s * repeats > args.max_op_seconds:
+        repeats = max(1, int(args.max_op_seconds / max(warm_s, 1e-9)))
+    seconds = time_runs(cp, fn, x, repeats)
+    voxels = int(x.size)
+    median = statistics.median(seconds)
+    return {
+        "op": op,
+        "shape": list(x.shape),
+        "voxels": voxels,
+        "seconds_median": median,
+        "seconds_all": seconds,
+        "voxels_per_s": voxels / median if median > 0 else None,
+        "repeats": repeats,
+        "warmup_wall_seconds": warm_s,
+        "all_finite": finite,
+        "input_bytes": int(x.nbytes),
+        "formulation": forms.formulation(op),
+        **memory,
+    }
+
+
+def make_input(cp: Any, np: Any, shape: tuple[int, int, int], seed: int) -> Any:
+    """The float32 standard normal cube of `shape` from default_rng(seed), on the GPU."""
+    host = np.random.default_rng(seed).standard_normal(shape, dtype=np.float32)
+    x = cp.asarray(host)
+    del host
+    cp.cuda.Device().synchronize()
+    return x
+
+
+def device_name(cp: Any) -> str:
+    """The current GPU's name."""
+    props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
+    name = props.get("name", b"?")
+    return name.decode(errors="replace") if isinstance(name, bytes) else str(name)
+
+
+def free_pool(cp: Any, pool: Any) -> None:
+    """Returns the pool's cached blocks and the FFT plans to the device."""
+    try:
+        cp.cuda.Device().synchronize()
+        clear_fft_plans(cp)
+        pool.free_all_blocks()
+    except Exception:  # noqa: BLE001 - best effort between operators
+        pass
+
+
+def run_shape(cp: Any, np: Any, pool: Any, forms: Formulations, shape: tuple, args: argparse.Namespace,
+              document: dict, started: float) -> None:
+    """Every requested operator on one shape; results and errors go into `document` (rewritten after each)."""
+    label = "x".join(map(str, shape))
+    log(f"shape {label}: making the input cube (seed {args.seed})")
+    try:
+        x = make_input(cp, np, shape, args.seed)
+    except Exception as exc:  # noqa: BLE001 - e.g. out of memory: every op of this shape fails
+        document["errors"].append(error_entry({"shape": list(shape), "op": None, "stage": "input"}, exc))
+        log(f"shape {label}: input failed: {type(exc).__name__}: {exc}")
+        free_pool(cp, pool)
+        return
+    if forms.hilbert_note == "" and forms.hilbert_source.startswith("cupyx"):
+        forms.check_hilbert(x)
+        if forms.hilbert_note:
+            log(forms.hilbert_note)
+    for op in args.op_list:
+        where = {"shape": list(shape), "op": op}
+        if args.budget_s > 0 and time.perf_counter() - started > args.budget_s:
+            document["errors"].append({**where, "type": "skipped", "message": f"--budget-s {args.budget_s} spent"})
+            log(f"shape {label} {op}: skipped (budget spent)")
+            continue
+        try:
+            r = run_op(cp, pool, forms, op, x, args)
+            document["results"].append(r)
+            log(
+                f"shape {label} {op}: {r['seconds_median'] * 1e3:.2f} ms median of {r['repeats']}, "
+                f"{r['voxels_per_s'] / 1e9:.3f} Gvoxel/s, peak used {r['peak_used_bytes'] / 2**20:.1f} MiB "
+                f"(input {r['input_bytes'] / 2**20:.1f} MiB), {r['output_dtype']}, finite {r['all_finite']}"
+            )
+        except Exception as exc:  # noqa: BLE001 - recorded; the other operators go on
+            document["errors"].append(error_entry(where, exc))
+            log(f"shape {label} {op}: FAILED {type(exc).__name__}: {str(exc)[:300]}")
+        free_pool(cp, pool)
+        write_json(args.out, document)
+    del x
+    free_pool(cp, pool)
+
+
+def run(args: argparse.Namespace) -> dict:
+    """Runs every (shape, op) pair; the JSON document (also written to args.out as it grows)."""
+    document: dict = {"device": None, "cupy": None, "numpy": None, "seed": args.seed, "repeats": args.repeats,
+                      "hilbert": None, "results": [], "errors": []}
+    started = time.perf_counter()
+    try:
+        import cupy as cp
+        import cupyx.scipy.ndimage as ndimage
+        import numpy as np
+    except Exception as exc:  # noqa: BLE001 - recorded, nothing else can run
+        document["errors"].append(error_entry({"stage": "import"}, exc))
+        log(f"cannot import cupy/numpy: {exc}")
+        return document
+    try:
+        import cupyx.scipy.signal as signal
+    except Exception:  # noqa: BLE001 - the own hilbert formulation is used
+        signal = None
+    document["cupy"], document["numpy"] = cp.__version__, np.__version__
+    try:
+        document["device"] = device_name(cp)
+        document["cuda_runtime"] = int(cp.cuda.runtime.runtimeGetVersion())
+        pool = cp.get_default_memory_pool()
+        forms = Formulations(cp, ndimage, signal)
+    except Exception as exc:  # noqa: BLE001 - no usable GPU
+        document["errors"].append(error_entry({"stage": "device"}, exc))
+        log(f"no usable GPU: {exc}")
+        return document
+    log(f"device {document['device']}, cupy {cp.__version__}, numpy {np.__version__}")
+    for shape in args.shape_list:
+        run_shape(cp, np, pool, forms, shape, args, document, started)
+        document["hilbert"] = {"source": forms.hilbert_source, "note": forms.hilbert_note}
+    document["hilbert"] = {"source": forms.hilbert_source, "note": forms.hilbert_note}
+    document["wall_seconds"] = time.perf_counter() - started
+    return document
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parses the arguments, runs, writes the JSON document; the exit status."""
+    return run_script("cupy_attributes.py", argv, parse_args, run,
+                      lambda args, document: f"wrote {args.out}: {len(document['results'])} results, "
+                                             f"{len(document['errors'])} errors")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
