@@ -29,18 +29,8 @@ import sys
 import time
 from typing import Any, Callable
 
-from gpu_common import ArgumentParser, UsageError, error_entry, log, run_script, write_json
+from gpu_common import COMPARED_OPS, ArgumentParser, UsageError, error_entry, log, run_script, write_json
 
-OPS = (
-    "envelope",
-    "instantaneous_phase",
-    "cosine_instantaneous_phase",
-    "hilbert",
-    "gaussian",
-    "median",
-    "rms",
-    "first_derivative",
-)
 
 #: The smoothing weights that the reference's FirstDerivative applies across inline and crossline.
 SMOOTHING_WEIGHTS = (0.178947, 0.642105, 0.178947)
@@ -72,11 +62,11 @@ def parse_shapes(text: str) -> list[tuple[int, int, int]]:
 def parse_ops(text: str | None) -> list[str]:
     """Parses a comma-separated list of operator names (None: all of them)."""
     if text is None or not text.strip():
-        return list(OPS)
+        return list(COMPARED_OPS)
     ops = [o.strip() for o in text.split(",") if o.strip()]
-    unknown = [o for o in ops if o not in OPS]
+    unknown = [o for o in ops if o not in COMPARED_OPS]
     if unknown:
-        raise UsageError(f"unknown op(s) {', '.join(unknown)}; expected some of {', '.join(OPS)}")
+        raise UsageError(f"unknown op(s) {', '.join(unknown)}; expected some of {', '.join(COMPARED_OPS)}")
     return ops
 
 
@@ -84,7 +74,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """The command line (UsageError for values that argparse accepts but are wrong)."""
     p = ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--shapes", default="256x256x256,512x512x1024", help="INLINExCROSSLINExTIME, comma-separated")
-    p.add_argument("--ops", default=None, help="comma-separated subset of: " + ",".join(OPS) + " (default: all)")
+    p.add_argument("--ops", default=None, help="comma-separated subset of: " + ",".join(COMPARED_OPS) + " (default: all)")
     p.add_argument("--repeats", type=int, default=5, help="timed runs per operator (after one warm-up run)")
     p.add_argument("--seed", type=int, default=7, help="seed of numpy's default_rng for the input cube")
     p.add_argument("--out", default="cupy.json", help="the JSON document to write")

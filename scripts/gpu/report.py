@@ -29,19 +29,8 @@ import re
 import sys
 from typing import Any, Iterable
 
-from gpu_common import ArgumentParser, UsageError, run_script, write_text
+from gpu_common import COMPARED_OPS, ArgumentParser, UsageError, run_script, write_text
 
-#: The operators in the order the tables list them (others follow, sorted).
-OP_ORDER = (
-    "envelope",
-    "instantaneous_phase",
-    "cosine_instantaneous_phase",
-    "hilbert",
-    "gaussian",
-    "median",
-    "rms",
-    "first_derivative",
-)
 #: Lines of the test summary shown in report.md.
 TEST_LINES = 60
 
@@ -170,7 +159,7 @@ def ratio(a: Any, b: Any) -> float | None:
 
 def op_sort_key(op: str) -> tuple[int, str]:
     """The tables' order of operators."""
-    return (OP_ORDER.index(op), "") if op in OP_ORDER else (len(OP_ORDER), op)
+    return (COMPARED_OPS.index(op), "") if op in COMPARED_OPS else (len(COMPARED_OPS), op)
 
 
 def error_keys(document: Any) -> set[tuple]:
