@@ -45,8 +45,6 @@ struct gaussian : operators::gaussian {
     for (int a = 0; a < 3; ++a)
       if (filters(a))
         passes.push_back({a, operators::detail::kernel_recipe::gaussian(sigmas[std::size_t(a)], 0, truncate)});
-    // sigmas of 0 on every axis: one pass of the identity
-    if (passes.empty()) passes.push_back({2, operators::detail::kernel_recipe::uniform(1)});
     detail::separable_filter(ctx, in.data(), out[0].as<float>().data(), in.shape(), passes, false,
                              detail::pass_finish::nan_to_zero);
   }
@@ -57,10 +55,8 @@ struct convolution : operators::convolution {
   using operators::convolution::convolution;
   template <class Ctx>
   void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
-    auto passes = detail::box_mean_passes(kernel, false);
-    if (passes.empty()) passes.push_back({2, operators::detail::kernel_recipe::uniform(1)});  // a 1x1x1 window
-    detail::separable_filter(ctx, in.data(), out[0].as<float>().data(), in.shape(), passes, false,
-                             detail::pass_finish::nan_to_zero);
+    detail::separable_filter(ctx, in.data(), out[0].as<float>().data(), in.shape(),
+                             detail::box_mean_passes(kernel, false), false, detail::pass_finish::nan_to_zero);
   }
 };
 
@@ -79,10 +75,8 @@ struct rms : operators::rms {
   using operators::rms::rms;
   template <class Ctx>
   void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
-    auto passes = detail::box_mean_passes(kernel, true);
-    if (passes.empty()) passes.push_back({2, operators::detail::kernel_recipe::uniform(1)});  // x^2 alone
-    detail::separable_filter(ctx, in.data(), out[0].as<float>().data(), in.shape(), passes, true,
-                             detail::pass_finish::sqrt_nan_to_zero);
+    detail::separable_filter(ctx, in.data(), out[0].as<float>().data(), in.shape(),
+                             detail::box_mean_passes(kernel, true), true, detail::pass_finish::sqrt_nan_to_zero);
   }
 };
 

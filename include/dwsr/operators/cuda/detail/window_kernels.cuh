@@ -75,11 +75,14 @@ struct device_pass {
 };
 
 /// Correlates `in` with the passes in order into `out` (both device, one
-/// shape), then applies `finish`; at least one pass. `square_first` squares
-/// the input samples.
+/// shape), then applies `finish`. With no pass (no axis filtered), one pass
+/// of the identity still applies the squaring and the finish. `square_first`
+/// squares the input samples.
 template <class Ctx>
 void separable_filter(Ctx& ctx, const float* in, float* out, shape3 shape, std::span<const device_pass> passes,
                       bool square_first = false, pass_finish finish = pass_finish::none) {
+  const device_pass identity{2, operators::detail::kernel_recipe::uniform(1)};
+  if (passes.empty()) passes = std::span(&identity, 1);
   std::vector<double> host;
   for (const auto& p : passes) {
     const auto at = host.size();
