@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -13,23 +14,28 @@
 #include "cli_common.hpp"
 #include "dwsr/env/chunk_real.hpp"
 #include "dwsr/env/chunk_training.hpp"
+#include "dwsr/env/pack_training.hpp"
 #include "dwsr/env/peak_training.hpp"
 
 namespace dwsr::cli {
 
 namespace detail {
 
-/// "--a, --b": the options of `opts` the user gave.
-inline std::string given_options(const std::vector<CLI::Option*>& opts) {
+/// The options of `lists`, joined.
+using option_lists = std::initializer_list<std::vector<CLI::Option*>>;
+
+/// "--a, --b": the options of `lists` the user gave.
+inline std::string given_options(option_lists lists) {
   std::string out;
-  for (const auto* o : opts)
-    if (o->count() > 0) out += (out.empty() ? "" : ", ") + o->get_name();
+  for (const auto& l : lists)
+    for (const auto* o : l)
+      if (o->count() > 0) out += (out.empty() ? "" : ", ") + o->get_name();
   return out;
 }
 
-/// Throws when any option of `opts` was given: they do not apply to `what`.
-inline void refuse_options(const std::vector<CLI::Option*>& opts, const std::string& what) {
-  const auto given = given_options(opts);
+/// Throws when any option of `lists` was given: they do not apply to `what`.
+inline void refuse_options(option_lists lists, const std::string& what) {
+  const auto given = given_options(lists);
   if (given.empty()) return;
   const bool one = given.find(',') == std::string::npos;
   throw invalid_input(given + (one ? " does" : " do") + " not apply to " + what);
@@ -61,29 +67,91 @@ class train_progress {
   std::chrono::steady_clock::time_point last_;
 };
 
+/// Writes a ChunkSchedule or GpuPack training's files together; an earlier
+/// run's real.csv, when this run has none, is removed: it would not belong
+/// to this policy.
+inline void write_episodic_files(const std::filesystem::path& dir, const env::episodic_training_result& t,
+                                 const std::vector<env::extra_file>& extra) {
+  remove_stale_partials_of(dir / "policy.json");
+  env::write_episodic_training(dir, t, extra);
+  if (std::none_of(extra.begin(), extra.end(), [](const env::extra_file& f) { return f.name == "real.csv"; })) {
+    std::error_code ignored;
+    std::filesystem::remove(dir / "real.csv", ignored);
+  }
+}
+
+/// Prints what a ChunkSchedule or GpuPack training gave (`heuristic`: the
+/// environment's, scored beside random), as lines or as JSON.
+inline void report_episodic(const std::string& environment, const std::string& policy, const std::string& heuristic,
+                            const env::episodic_training_result& t, double seconds, const std::string& out, bool json,
+                            const std::vector<env::chunk_real_row>& runs) {
+  const auto& d = t.document;
+  if (json) {
+    nlohmann::json summary{{"env", environment},
+                           {"policy", policy},
+                           {"training", d["training"]},
+                           {"seconds", seconds},
+                           {"out", out},
+                           {"test", d["test"]},
+                           {"random_test", d["random_test"]},
+                           {heuristic + "_test", d[heuristic + "_test"]}};
+    if (d.contains("sampled_test")) summary["sampled_test"] = d["sampled_test"];
+    if (d.contains("real")) summary["real"] = d["real"];
+    return print_json(summary);
+  }
+  const char* unit = environment == "gpu_pack" ? "kinds" : "tasks";
+  if (t.trained)
+    std::printf("%s trained %llu episodes (%llu steps) on %llu train %s in %.2f s\n", policy.c_str(),
+                static_cast<unsigned long long>(d["training"]["episodes"].get<std::uint64_t>()),
+                static_cast<unsigned long long>(d["training"]["steps"].get<std::uint64_t>()),
+                static_cast<unsigned long long>(d["pool"][std::string("train_") + unit].get<std::uint64_t>()), unit,
+                seconds);
+  else
+    std::printf("%s scored (no training) in %.2f s\n", policy.c_str(), seconds);
+  std::printf(
+      "  test %s: mean return %.4f (random %.4f, %s %.4f), episodes out of memory %.1f%% (random %.1f%%, "
+      "%s %.1f%%)\n",
+      unit, t.test.mean_return, t.random_test.mean_return, heuristic.c_str(), t.heuristic_test.mean_return,
+      100 * t.test.oom_rate, 100 * t.random_test.oom_rate, heuristic.c_str(), 100 * t.heuristic_test.oom_rate);
+  if (t.trained)
+    std::printf("  sampling its actions instead of taking the most probable: mean return %.4f, out of memory %.1f%%\n",
+                t.sampled_test.mean_return, 100 * t.sampled_test.oom_rate);
+  if (!runs.empty()) {
+    const auto agree = env::chunk_real_agree(runs);
+    std::printf("  real: %zu runs, |RSS increase / simulated pages - 1|: mean %.4f, worst %.4f\n", runs.size(),
+                agree.mean, agree.worst);
+  }
+  std::printf("wrote %s/policy.json, curve.csv%s\n", out.c_str(), runs.empty() ? "" : ", real.csv");
+}
+
 }  // namespace detail
 
 inline void add_train_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "train",
       "train a policy in an environment (PeakPredict's bins: random or LinUCB; ChunkSchedule: random, advisor or "
-      "REINFORCE) and write it with its learning curve");
+      "REINFORCE; GpuPack: random, first_fit or REINFORCE) and write it with its learning curve");
   static std::string environment = "peak_predict", policy, out, data, label = "peak_requested", split = "random";
   static env::peak_training_request r;
   static env::episodic_training_request c;
   static std::uint64_t rows = 20000, pool_seed = 0, steps = 100000, window = 1000, seed = 0, eval = 10000;
   static std::uint64_t tasks = 256, real = 0, real_max_mib = env::chunk_real_max_cube_bytes >> 20;
+  static std::uint64_t kinds = 64, arrivals = 32;
+  static double load = 2;
+  static std::string allocator = "torch_cuda_caching", time_cost = "flow_time";
+  static std::vector<std::string> devices;
   static bool json = false;
   cmd->add_option("--env", environment,
-                  "environment: peak_predict (its Discrete variant over quantile bins) or chunk_schedule")
+                  "environment: peak_predict (its Discrete variant over quantile bins), chunk_schedule or gpu_pack")
       ->capture_default_str();
   cmd->add_option("--policy", policy,
                   "peak_predict: random or linucb (a contextual bandit over the bins; the default); chunk_schedule: "
-                  "random, advisor (both only scored) or reinforce (a policy-gradient agent; the default)");
+                  "random, advisor (both only scored) or reinforce (a policy-gradient agent; the default); gpu_pack: "
+                  "random, first_fit (both only scored) or reinforce (the default)");
   auto* steps_opt =
       cmd->add_option("--steps", steps,
-                      "training steps (peak_predict); chunk_schedule, reinforce: whole episodes until this "
-                      "many steps, instead of --episodes")
+                      "training steps (peak_predict); chunk_schedule and gpu_pack, reinforce: whole episodes "
+                      "until this many steps, instead of --episodes")
           ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
           ->capture_default_str();
   cmd->add_option("--seed", seed,
@@ -95,7 +163,8 @@ inline void add_train_command(CLI::App& app) {
   auto* rows_opt = cmd->add_option("--rows", rows, "peak_predict: generated jobs, rows of the pool")
                        ->check(CLI::Range(std::uint64_t{1}, dataset_max_rows))
                        ->capture_default_str();
-  cmd->add_option("--pool-seed", pool_seed, "the generated pool's seed (jobs or tasks)")->capture_default_str();
+  cmd->add_option("--pool-seed", pool_seed, "the generated pool's seed (jobs, tasks or job kinds)")
+      ->capture_default_str();
   auto* label_opt =
       cmd->add_option("--label", label, "peak_predict: the true peak, peak_requested or peak_reserved_MODEL")
           ->capture_default_str();
@@ -112,28 +181,28 @@ inline void add_train_command(CLI::App& app) {
                         ->capture_default_str();
   auto* window_opt = cmd->add_option("--window", window,
                                      "points of the learning curve: training steps (peak_predict) or episodes "
-                                     "(chunk_schedule) per point")
+                                     "(chunk_schedule, gpu_pack) per point")
                          ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
                          ->capture_default_str();
   cmd->add_option("--eval-episodes", eval,
-                  "test episodes each policy is scored on (the policy, the random baseline and, for chunk_schedule, "
-                  "the advisor; the same episodes)")
+                  "test episodes each policy is scored on (the policy, the random baseline and the environment's "
+                  "heuristic: chunk_schedule's advisor, gpu_pack's first_fit; the same episodes)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 32))
       ->capture_default_str();
   auto* tasks_opt = cmd->add_option("--tasks", tasks, "chunk_schedule: tasks of the generated pool (both parts)")
                         ->check(CLI::Range(std::uint64_t{5}, std::uint64_t{1} << 20))
                         ->capture_default_str();
-  auto* episodes_opt = cmd->add_option("--episodes", c.episodes, "chunk_schedule, reinforce: training episodes")
-                           ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
-                           ->capture_default_str();
-  auto* hidden_opt =
-      cmd->add_option("--hidden", c.reinforce.hidden, "chunk_schedule, reinforce: tanh units (0: a linear policy)")
-          ->check(CLI::Range(std::size_t{0}, std::size_t{4096}))
+  auto* episodes_opt =
+      cmd->add_option("--episodes", c.episodes, "chunk_schedule and gpu_pack, reinforce: training episodes")
+          ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
           ->capture_default_str();
-  auto* lr_opt = cmd->add_option("--lr", c.reinforce.learning_rate, "chunk_schedule, reinforce: Adam's step size")
+  auto* hidden_opt = cmd->add_option("--hidden", c.reinforce.hidden, "reinforce: tanh units (0: a linear policy)")
+                         ->check(CLI::Range(std::size_t{0}, std::size_t{4096}))
+                         ->capture_default_str();
+  auto* lr_opt = cmd->add_option("--lr", c.reinforce.learning_rate, "reinforce: Adam's step size")
                      ->check(CLI::Range(1e-9, 10.0))
                      ->capture_default_str();
-  auto* batch_opt = cmd->add_option("--batch", c.batch, "chunk_schedule, reinforce: episodes per update")
+  auto* batch_opt = cmd->add_option("--batch", c.batch, "reinforce: episodes per update")
                         ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20))
                         ->capture_default_str();
   auto* real_opt = cmd->add_option("--real", real,
@@ -145,29 +214,51 @@ inline void add_train_command(CLI::App& app) {
                                        "chunk_schedule, --real: the largest cube run for real, MiB of float32")
                            ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20))
                            ->capture_default_str();
+  std::vector<CLI::Option*> pack_opts{
+      cmd->add_option("--kinds", kinds, "gpu_pack: job kinds of the generated pool (both parts)")
+          ->check(CLI::Range(std::uint64_t{5}, std::uint64_t{1} << 16))
+          ->capture_default_str(),
+      cmd->add_option("--allocator", allocator, "gpu_pack: the job kinds' allocator model")->capture_default_str(),
+      cmd->add_option("--devices", devices,
+                      "gpu_pack: the devices jobs are placed on, comma-separated (" + sim::known_devices() +
+                          "; default: an H100 80 GB and its 3g.40gb, 2g.20gb and 1g.10gb slices)")
+          ->delimiter(','),
+      cmd->add_option("--arrivals", arrivals, "gpu_pack: jobs arriving per episode")
+          ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20))
+          ->capture_default_str(),
+      cmd->add_option("--load", load, "gpu_pack: arrival rate relative to what the devices run")
+          ->check(CLI::Range(1e-6, 1e6))
+          ->capture_default_str(),
+      cmd->add_option("--time-cost", time_cost, "gpu_pack: what time costs, flow_time or makespan")
+          ->capture_default_str()};
   cmd->add_flag("--json", json, "print a JSON summary instead of lines");
   cmd->callback([=] {
+    std::vector<CLI::Option*> chunk_opts{tasks_opt, real_opt, real_max_opt};
+    std::vector<CLI::Option*> peak_opts{dataset_opt, rows_opt, label_opt, split_opt, bins_opt, alpha_opt};
+    std::vector<CLI::Option*> episodic_opts{episodes_opt, hidden_opt, lr_opt, batch_opt};
     if (environment == "peak_predict") {
-      detail::refuse_options({tasks_opt, episodes_opt, hidden_opt, lr_opt, batch_opt, real_opt, real_max_opt},
-                             "--env peak_predict (chunk_schedule only)");
+      detail::refuse_options({chunk_opts, pack_opts, episodic_opts}, "--env peak_predict");
       r.policy = policy.empty() ? "linucb" : policy;
       if (r.policy != "random" && r.policy != "linucb")
         throw invalid_input("--policy " + quote(r.policy) + ": expected random or linucb for --env peak_predict");
-    } else if (environment == "chunk_schedule") {
-      detail::refuse_options({dataset_opt, rows_opt, label_opt, split_opt, bins_opt, alpha_opt},
-                             "--env chunk_schedule (peak_predict only)");
+    } else if (environment == "chunk_schedule" || environment == "gpu_pack") {
+      const bool chunk = environment == "chunk_schedule";
+      detail::refuse_options({peak_opts, chunk ? pack_opts : chunk_opts}, "--env " + environment);
+      const std::string heuristic = chunk ? "advisor" : "first_fit";
       c.policy = policy.empty() ? "reinforce" : policy;
-      if (c.policy != "random" && c.policy != "advisor" && c.policy != "reinforce")
-        throw invalid_input("--policy " + quote(c.policy) +
-                            ": expected random, advisor or reinforce for --env chunk_schedule");
+      if (c.policy != "random" && c.policy != heuristic && c.policy != "reinforce")
+        throw invalid_input("--policy " + quote(c.policy) + ": expected random, " + heuristic +
+                            " or reinforce for --env " + environment);
       if (c.policy != "reinforce")
-        detail::refuse_options({steps_opt, episodes_opt, hidden_opt, lr_opt, batch_opt, window_opt},
+        detail::refuse_options({episodic_opts, {steps_opt, window_opt}},
                                "--policy " + c.policy + " (it is only scored; reinforce trains)");
       if (steps_opt->count() > 0 && episodes_opt->count() > 0)
         throw invalid_input("--steps and --episodes: expected one of them (training length)");
       if (real == 0 && real_max_opt->count() > 0) throw invalid_input("--real-max-mib applies only with --real N");
+      if (time_cost != "flow_time" && time_cost != "makespan")
+        throw invalid_input("--time-cost " + quote(time_cost) + ": expected flow_time or makespan");
     } else {
-      throw invalid_input("--env " + quote(environment) + ": expected peak_predict or chunk_schedule");
+      throw invalid_input("--env " + quote(environment) + ": expected peak_predict, chunk_schedule or gpu_pack");
     }
     detail::train_progress meter;
     const auto started = std::chrono::steady_clock::now();
@@ -212,11 +303,32 @@ inline void add_train_command(CLI::App& app) {
       return;
     }
 
-    // chunk_schedule
+    // chunk_schedule and gpu_pack
     c.seed = seed;
     c.window = window;
     c.eval_episodes = eval;
     c.steps = steps_opt->count() > 0 ? steps : 0;
+    c.progress = [&](std::uint64_t done) { meter(done, c.steps ? 0 : c.episodes, "episodes"); };
+    const auto dir = std::filesystem::path(out);
+    if (environment == "gpu_pack") {
+      env::gpu_pack_options o{.jobs = arrivals, .load = load};
+      if (!devices.empty()) {
+        o.devices.clear();
+        for (const auto& d : devices) o.devices.push_back(sim::device_named(d));
+      }
+      if (time_cost == "makespan") o.time_cost = env::gpu_pack_time_cost::makespan;
+      const auto jobs = std::make_shared<const env::gpu_pack_jobs>(env::generate_gpu_pack_jobs(
+          operators::catalogue(), {.kinds = kinds, .seed = pool_seed, .allocator = allocator}));
+      c.pool = {{"seed", pool_seed}, {"allocator", allocator}};
+      const auto t = env::train_gpu_pack(jobs, c, o);
+      c.progress = {};
+      meter.clear();
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      detail::write_episodic_files(dir, t, {});
+      detail::report_episodic(environment, c.policy, "first_fit", t, seconds, out, json, {});
+      return;
+    }
+    c.pool = nlohmann::json::object();
     const auto pool = std::make_shared<const env::chunk_tasks>(
         env::generate_chunk_tasks(operators::catalogue(), {.tasks = tasks, .seed = pool_seed}));
     // Real mode's tasks, checked before training.
@@ -227,8 +339,6 @@ inline void add_train_command(CLI::App& app) {
                           std::to_string(real_max_mib) +
                           " MiB; expected at least that many (more --tasks, another "
                           "--pool-seed or a larger --real-max-mib)");
-    c.pool = nlohmann::json::object();
-    c.progress = [&](std::uint64_t done) { meter(done, c.steps ? 0 : c.episodes, "episodes"); };
     auto t = env::train_chunk_schedule(pool, c);
     c.progress = {};
     meter.clear();
@@ -237,7 +347,6 @@ inline void add_train_command(CLI::App& app) {
     // Real mode: the policy's first action on each chosen test task, run by this very tool.
     std::vector<env::chunk_real_row> runs;
     std::vector<env::extra_file> extra;
-    const auto dir = std::filesystem::path(out);
     if (real > 0) {
       const auto tool = std::filesystem::read_symlink("/proc/self/exe");
       const bool existed = std::filesystem::exists(dir);
@@ -279,43 +388,8 @@ inline void add_train_command(CLI::App& app) {
                             {"worst_abs_ratio_error", agree.worst}};
       extra.push_back({"real.csv", env::chunk_real_csv(runs)});
     }
-    remove_stale_partials_of(dir / "policy.json");
-    env::write_episodic_training(dir, t, extra);
-    if (runs.empty()) {  // an earlier run's real.csv would not belong to this policy
-      std::error_code ignored;
-      std::filesystem::remove(dir / "real.csv", ignored);
-    }
-    const auto& d = t.document;
-    if (json) {
-      nlohmann::json summary{{"env", environment},
-                             {"policy", c.policy},
-                             {"training", d["training"]},
-                             {"seconds", seconds},
-                             {"out", out},
-                             {"test", d["test"]},
-                             {"random_test", d["random_test"]},
-                             {"advisor_test", d["advisor_test"]}};
-      if (d.contains("real")) summary["real"] = d["real"];
-      return print_json(summary);
-    }
-    if (t.trained)
-      std::printf("%s trained %llu episodes (%llu steps) on %llu train tasks in %.2f s\n", c.policy.c_str(),
-                  static_cast<unsigned long long>(d["training"]["episodes"].get<std::uint64_t>()),
-                  static_cast<unsigned long long>(d["training"]["steps"].get<std::uint64_t>()),
-                  static_cast<unsigned long long>(d["pool"]["train_tasks"].get<std::uint64_t>()), seconds);
-    else
-      std::printf("%s scored (no training) in %.2f s\n", c.policy.c_str(), seconds);
-    std::printf(
-        "  test tasks: mean return %.4f (random %.4f, advisor %.4f), episodes out of memory %.1f%% (random %.1f%%, "
-        "advisor %.1f%%)\n",
-        t.test.mean_return, t.random_test.mean_return, t.heuristic_test.mean_return, 100 * t.test.oom_rate,
-        100 * t.random_test.oom_rate, 100 * t.heuristic_test.oom_rate);
-    if (!runs.empty()) {
-      const auto agree = env::chunk_real_agree(runs);
-      std::printf("  real: %zu runs, |RSS increase / simulated pages - 1|: mean %.4f, worst %.4f\n", runs.size(),
-                  agree.mean, agree.worst);
-    }
-    std::printf("wrote %s/policy.json, curve.csv%s\n", out.c_str(), runs.empty() ? "" : ", real.csv");
+    detail::write_episodic_files(dir, t, extra);
+    detail::report_episodic(environment, c.policy, "advisor", t, seconds, out, json, runs);
   });
 }
 

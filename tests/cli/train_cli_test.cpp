@@ -1,5 +1,5 @@
 // `dwsr train`: a small run writes policy.json (LinUCB's matrices, or
-// REINFORCE's network for chunk_schedule) and curve.csv, the same bytes from
+// REINFORCE's network for chunk_schedule and gpu_pack) and curve.csv, the same bytes from
 // the same seed; jobs from a dataset directory; bad options fail in one line
 // and leave nothing behind. (ChunkSchedule's real mode: rss_cli_test.cpp.)
 
@@ -13,6 +13,7 @@
 #include "cli/cli_runner.hpp"
 #include "dwsr/env/chunk_schedule.hpp"
 #include "dwsr/env/chunk_training.hpp"
+#include "dwsr/env/pack_training.hpp"
 #include "dwsr/operators/catalogue.hpp"
 
 using namespace dwsr::test;
@@ -110,7 +111,7 @@ TEST_CASE("dwsr train refuses bad options in one line and writes nothing") {
   temp_dir dir;
   const auto out = " -o " + (dir / "out").string();
   expect_user_error(run_dwsr("train --env gpu_bogus --steps 10" + out),
-                    "--env 'gpu_bogus': expected peak_predict or chunk_schedule");
+                    "--env 'gpu_bogus': expected peak_predict, chunk_schedule or gpu_pack");
   expect_user_error(run_dwsr("train --policy ppo --steps 10" + out), "--policy 'ppo': expected random or linucb");
   expect_user_error(run_dwsr("train --steps 0" + out), "--steps");
   expect_user_error(run_dwsr("train --steps 10 --dataset " + (dir / "missing").string() + out), "columns.json");
@@ -215,4 +216,43 @@ TEST_CASE("dwsr train --env chunk_schedule refuses options of another environmen
   expect_user_error(run_dwsr("train --policy reinforce --steps 10" + out),
                     "--policy 'reinforce': expected random or linucb");
   CHECK(!std::filesystem::exists(dir / "out"));
+}
+
+TEST_CASE("dwsr train --env gpu_pack trains on the train kinds and scores first fit and random on the test kinds") {
+  temp_dir dir;
+  const std::string common =
+      "train --env gpu_pack --kinds 20 --pool-seed 3 --devices h100-80gb,h100-80gb/3g.40gb --arrivals 12 "
+      "--episodes 64 --window 32 --hidden 4 --eval-episodes 30 --json -o ";
+  const auto r = run_dwsr(common + (dir / "a").string());
+  INFO("stderr: " << r.err);
+  REQUIRE(r.status == 0);
+  const auto summary = nlohmann::json::parse(r.out);
+  CHECK(summary["env"] == "gpu_pack");
+  CHECK(summary["policy"] == "reinforce");
+  CHECK(summary["training"]["episodes"] == 64);
+  CHECK(summary.contains("first_fit_test"));
+  CHECK(summary.contains("sampled_test"));
+  const auto doc = nlohmann::json::parse(text_of(dir / "a" / "policy.json"));
+  CHECK(doc["environment"]["devices"] == nlohmann::json{"h100-80gb", "h100-80gb/3g.40gb"});
+  CHECK(doc["pool"]["allocator"] == "torch_cuda_caching");
+  CHECK(doc["test"] == summary["test"]);
+  // The policy acts on the environment's observations: it reads back for them.
+  const auto back = dwsr::env::read_pack_policy(dir / "a" / "policy.json");
+  CHECK(back.parameters().size() > 0);
+  REQUIRE(run_dwsr(common + (dir / "b").string()).status == 0);
+  CHECK(text_of(dir / "a" / "policy.json") == text_of(dir / "b" / "policy.json"));
+  CHECK(text_of(dir / "a" / "curve.csv") == text_of(dir / "b" / "curve.csv"));
+
+  const auto out = " -o " + (dir / "bad").string();
+  const std::string env = "train --env gpu_pack --kinds 20 ";
+  expect_user_error(run_dwsr(env + "--tasks 30" + out), "--tasks does not apply to --env gpu_pack");
+  expect_user_error(run_dwsr(env + "--policy advisor" + out),
+                    "--policy 'advisor': expected random, first_fit or reinforce for --env gpu_pack");
+  expect_user_error(run_dwsr(env + "--devices h100-80gb,x100" + out), "unknown device 'x100'");
+  expect_user_error(run_dwsr(env + "--time-cost seconds" + out), "--time-cost 'seconds'");
+  expect_user_error(run_dwsr(env + "--policy first_fit --hidden 3" + out),
+                    "--hidden does not apply to --policy first_fit");
+  expect_user_error(run_dwsr("train --env chunk_schedule --kinds 20" + out),
+                    "--kinds does not apply to --env chunk_schedule");
+  CHECK(!std::filesystem::exists(dir / "bad"));
 }

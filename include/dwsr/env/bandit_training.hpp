@@ -52,7 +52,10 @@ struct bandit_score {
 namespace detail {
 template <class Info>
 bool ran_out(const Info& info) {
-  if constexpr (requires { info.oom; }) return info.oom || info.invalid_action;
+  if constexpr (requires { info.oom; })
+    return info.oom || info.invalid_action;
+  else if constexpr (requires { info.ooms; })
+    return info.ooms > 0;  // an episode's count so far (GpuPack)
   return false;
 }
 }  // namespace detail

@@ -15,7 +15,9 @@
 ///   environment, the observation bounds and actions, the pool, the training
 ///   run, the scores (`test`, `random_test`, `<heuristic>_test`: episodes,
 ///   mean return, mean length, OOM rate, truncated share), and for a trained
-///   policy its network (softmax_policy::to_json);
+///   policy `sampled_test` (the policy drawing its actions, as it acted in
+///   training, rather than taking the most probable) and its network
+///   (softmax_policy::to_json);
 /// - curve.csv: the learning curve, `episode,step,mean_return,mean_length`,
 ///   one row per window of training episodes; the header alone when the
 ///   policy is only scored (random, the heuristic);
@@ -73,7 +75,8 @@ struct episodic_heuristic {
 /// What a training run gives.
 struct episodic_training_result {
   std::vector<episode_curve_point> curve;  ///< empty when the policy is only scored
-  policy_score test;                       ///< the chosen policy on the test part
+  policy_score test;                       ///< the chosen policy on the test part (a trained one greedily)
+  policy_score sampled_test;               ///< a trained policy sampling its actions, on the same episodes
   policy_score random_test;                ///< the random masked policy on the same test episodes
   policy_score heuristic_test;             ///< the heuristic on the same test episodes
   std::optional<softmax_policy> trained;   ///< the trained policy (reinforce)
@@ -132,6 +135,10 @@ episodic_training_result train_episodic(Env train, const Env& test, const episod
                 {"learning_rate", o.learning_rate},
                 {"gamma", o.gamma},
                 {"entropy", o.entropy}};
+    auto sampler = p;  // its stream continues where training left it: deterministic from the seed
+    out.sampled_test = evaluate_policy(
+        test, [&](std::span<const float> obs, std::span<const std::uint8_t> m) { return sampler.act(obs, m); },
+        r.eval_episodes, r.seed);
     out.trained = std::move(p);
   } else {
     out.test = r.policy == "random" ? out.random_test : out.heuristic_test;
@@ -148,7 +155,10 @@ episodic_training_result train_episodic(Env train, const Env& test, const episod
                   {"test", score_json(out.test)},
                   {"random_test", score_json(out.random_test)},
                   {h.name + "_test", score_json(out.heuristic_test)}};
-  if (out.trained) out.document["reinforce"] = out.trained->to_json();
+  if (out.trained) {
+    out.document["sampled_test"] = score_json(out.sampled_test);
+    out.document["reinforce"] = out.trained->to_json();
+  }
   return out;
 }
 
