@@ -4,6 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include "dwsr/concepts.hpp"
+#include "dwsr/estimators/online.hpp"
+#include "dwsr/estimators/plan.hpp"
+#include "dwsr/estimators/volume_linear.hpp"
 #include "dwsr/exec/host_context.hpp"
 #include "dwsr/memory/peak_counter.hpp"
 #include "dwsr/memory/recorder.hpp"
@@ -121,6 +124,21 @@ static_assert(AllocatorModel<sim::torch_cuda_caching_model>);
 static_assert(AllocatorModel<sim::cupy_pool_model>);
 static_assert(AllocatorModel<sim::rmm_pool_model>);
 static_assert(!AllocatorModel<recorder>);  // a sink, but it models no allocator
+
+// Estimator: the built-in ones, and types that miss a part of the protocol.
+static_assert(Estimator<estimators::plan> && !FittedEstimator<estimators::plan>);
+static_assert(FittedEstimator<estimators::volume_linear> && !OnlineEstimator<estimators::volume_linear>);
+static_assert(OnlineEstimator<estimators::online<estimators::volume_linear>>);
+static_assert(FittedEstimator<estimators::online<estimators::plan>>);
+struct nameless_estimator {
+  estimate predict(const estimate_job&) const { return {}; }
+};
+struct estimator_of_doubles {
+  std::string_view name() const { return "x"; }
+  double predict(const estimate_job&) const { return 0; }
+};
+static_assert(!Estimator<nameless_estimator>);
+static_assert(!Estimator<estimator_of_doubles>);
 
 }  // namespace
 

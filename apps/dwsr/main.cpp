@@ -19,6 +19,7 @@
 #include "colocate_command.hpp"
 #include "dataset_command.hpp"
 #include "generate_command.hpp"
+#include "leaderboard_command.hpp"
 #include "ops_command.hpp"
 #include "plan_command.hpp"
 #include "replay_command.hpp"
@@ -74,6 +75,7 @@ int main(int argc, char** argv) {
   dwsr::cli::add_dataset_command(app);
   dwsr::cli::add_colocate_command(app);
   dwsr::cli::add_train_command(app);
+  dwsr::cli::add_leaderboard_command(app);
 
   try {
     app.parse(argc, argv);

@@ -10,6 +10,8 @@
 ///   TableOperator.
 /// - EventSink: consumes alloc/free events (dwsr/memory/event_sink.hpp).
 /// - AllocatorModel: turns requested bytes into held bytes (dwsr/sim/allocator_model.hpp).
+/// - Estimator: predicts a job's memory (dwsr/estimators/), with its variants
+///   FittedEstimator and OnlineEstimator.
 
 #include <concepts>
 #include <cstdint>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "dwsr/core/cube_view.hpp"
+#include "dwsr/estimators/estimate.hpp"
 #include "dwsr/exec/meta_context.hpp"
 #include "dwsr/memory/event.hpp"
 #include "dwsr/memory/event_sink.hpp"
@@ -147,5 +150,29 @@ constexpr std::size_t arity_of() {
   else
     return 1;
 }
+
+/// A memory estimator (estimators/): `name()` as the leaderboard shows it,
+/// and `predict(job)`, the memory a job's run will hold
+/// (estimators/estimate.hpp). Estimators that learn also satisfy
+/// FittedEstimator.
+template <class E>
+concept Estimator = requires(E& e, const estimate_job& j) {
+  { e.name() } -> std::convertible_to<std::string_view>;
+  { e.predict(j) } -> std::same_as<estimate>;
+};
+
+/// An estimator that learns from labelled runs before it predicts:
+/// `fit(runs)` replaces whatever it learned before.
+template <class E>
+concept FittedEstimator = Estimator<E> && requires(E& e, std::span<const labelled_run> runs) {
+  e.fit(runs);
+};
+
+/// An estimator that corrects itself from runs measured after it predicted
+/// them: `observe(job, measured held bytes)`.
+template <class E>
+concept OnlineEstimator = Estimator<E> && requires(E& e, const estimate_job& j, double held) {
+  e.observe(j, held);
+};
 
 }  // namespace dwsr

@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "dwsr/core/quote.hpp"
 #include "dwsr/error.hpp"
 #include "dwsr/graph/chunked.hpp"
@@ -45,6 +47,7 @@ struct real_measurement {
   std::uint64_t rss_increase = 0;     ///< bytes: the run's peak RSS above the one-trace run's
   std::uint64_t run_rss = 0;          ///< bytes: the run's peak RSS
   std::uint64_t idle_rss = 0;         ///< bytes: the one-trace run's peak RSS
+  std::uint64_t event_peak = 0;       ///< bytes: the largest worker's peak of the run's own events (its --json)
   double seconds = 0;                 ///< wall time of the run (not the one-trace run)
   bool data_dependent = false;        ///< the simulated peaks are bounds (event::bound events)
 
@@ -93,10 +96,11 @@ inline real_measurement measure_real(const std::filesystem::path& tool, const re
                                     "--workers",
                                     std::to_string(job.options.workers),
                                     "--threads",
-                                    std::to_string(job.options.threads)};
+                                    std::to_string(job.options.threads),
+                                    "--json"};
   };
   auto run = [&](const std::vector<std::string>& argv) {
-    const auto e = run_child(argv, "/dev/null", scratch / "stderr.txt");
+    const auto e = run_child(argv, scratch / "stdout.json", scratch / "stderr.txt");
     if (!e.ok()) {
       std::ifstream err(scratch / "stderr.txt");
       std::string line;
@@ -115,8 +119,16 @@ inline real_measurement measure_real(const std::filesystem::path& tool, const re
   m.idle_rss = idle.max_rss;
   m.run_rss = real.max_rss;
   m.rss_increase = real.max_rss > idle.max_rss ? real.max_rss - idle.max_rss : 0;
+  {
+    std::ifstream in(scratch / "stdout.json");
+    const auto doc = nlohmann::json::parse(in, nullptr, false);
+    if (doc.is_discarded() || !doc.contains("measured_peak_bytes"))
+      throw error("the real run's --json output has no measured_peak_bytes");
+    m.event_peak = doc["measured_peak_bytes"].get<std::uint64_t>();
+  }
   std::error_code ignored;
-  for (const char* p : {"idle", "run", "graph.json", "stderr.txt"}) std::filesystem::remove_all(scratch / p, ignored);
+  for (const char* p : {"idle", "run", "graph.json", "stderr.txt", "stdout.json"})
+    std::filesystem::remove_all(scratch / p, ignored);
   return m;
 }
 

@@ -5,6 +5,11 @@
 /// dwsr's own accounting enters the figure. What it holds beside the data
 /// (code, libraries, threads, FFTW's plans) is measured by running the same
 /// command on a tiny input: the difference is the run's data.
+///
+/// A floor: at exec the kernel records the high-water mark of the memory the
+/// child was started from, here the parent's (posix_spawn shares it until
+/// exec). A child's figure is therefore never below the parent's peak, and a
+/// baseline must hold more than the parent does to be the child's own.
 
 #include <fcntl.h>
 #include <spawn.h>

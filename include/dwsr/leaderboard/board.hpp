@@ -1,0 +1,171 @@
+#pragma once
+/// \file The leaderboard: estimators scored against a suite's real runs, per
+/// split. For each split, learned estimators fit on the train part's
+/// measured peaks (labelled_run) and every estimator predicts the test part;
+/// metrics.hpp scores the predicted held bytes against the runs' peak RSS
+/// increase; an online estimator observes each test run after predicting
+/// it. An estimate below the measured peak by more than the probe's
+/// resolution counts as under-predicted. The cost of an estimate is its wall time,
+/// predict() alone, averaged over the test part.
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "dwsr/estimators/online.hpp"
+#include "dwsr/estimators/plan.hpp"
+#include "dwsr/estimators/volume_linear.hpp"
+#include "dwsr/leaderboard/metrics.hpp"
+#include "dwsr/leaderboard/runs.hpp"
+#include "dwsr/leaderboard/suite.hpp"
+
+namespace dwsr::leaderboard {
+
+/// The probe's resolution in bytes: 64 pages. ru_maxrss counts pages, but
+/// the kernel syncs each thread's RSS counter in batches of up to 64 pages;
+/// a program touching a known number of pages reads 2 to 11 pages above it
+/// (tests/cli/leaderboard_cli_test.cpp).
+inline constexpr double probe_resolution = 64 * 4096;
+
+/// Whether the probe resolved a run's peak: a run whose RSS increase is
+/// below the probe's resolution has no relative error to score, and is left
+/// out of fits and scores (`dwsr leaderboard run` says how many).
+inline bool resolved(const run_record& r) noexcept { return double(r.rss_increase) >= probe_resolution; }
+
+/// One estimator's score on one split's test part.
+struct board_row {
+  std::string estimator;
+  split part = split::random;
+  std::size_t train_runs = 0;
+  error_metrics metrics;
+  double seconds_per_estimate = 0;
+};
+
+/// Every job's predicted held bytes by one estimator, per split: a learned
+/// estimator's prediction depends on the split it was fitted on.
+struct board_predictions {
+  std::string estimator;
+  bool learns = false;                      ///< fitted on each split's train part
+  std::array<std::vector<double>, 3> held;  ///< per split, per job of the suite (train jobs too)
+};
+
+/// What a leaderboard gives.
+struct board {
+  std::vector<board_row> rows;
+  std::vector<board_predictions> predictions;
+};
+
+namespace detail {
+
+/// Fits (when it learns) and scores estimator `e` on every split.
+template <class E>
+void score_estimator(E e, const suite& s, const std::vector<run_record>& runs, std::uint64_t seed, board& b) {
+  board_predictions preds{std::string(e.name()), FittedEstimator<E>, {}};
+  for (auto part : all_splits) {
+    std::vector<labelled_run> train;
+    std::vector<std::size_t> test;
+    for (std::size_t k = 0; k < s.jobs.size(); ++k) {
+      if (!resolved(runs[k]))
+        continue;
+      else if (s.jobs[k].in_test(part))
+        test.push_back(k);
+      else
+        train.push_back({s.jobs[k].view(), double(runs[k].rss_increase)});
+    }
+    if constexpr (FittedEstimator<E>) {
+      if (!train.empty()) e.fit(std::span<const labelled_run>(train));
+    }
+    auto& held = preds.held[std::size_t(part)];
+    held.assign(s.jobs.size(), 0.0);
+    std::vector<double> predicted, actual;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (auto k : test) {  // in the suite's order; an online estimator learns each run after predicting it
+      held[k] = e.predict(s.jobs[k].view()).held;
+      if constexpr (OnlineEstimator<E>) e.observe(s.jobs[k].view(), double(runs[k].rss_increase));
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (std::size_t k = 0; k < s.jobs.size(); ++k)  // train jobs too, for the predictions files; not scored
+      if (!s.jobs[k].in_test(part)) held[k] = e.predict(s.jobs[k].view()).held;
+    for (auto k : test) {
+      predicted.push_back(held[k]);
+      actual.push_back(double(runs[k].rss_increase));
+    }
+    board_row row{preds.estimator, part, train.size(), {}, test.empty() ? 0 : seconds / double(test.size())};
+    if (!test.empty()) row.metrics = score_estimates(predicted, actual, probe_resolution, seed);
+    b.rows.push_back(std::move(row));
+  }
+  b.predictions.push_back(std::move(preds));
+}
+
+}  // namespace detail
+
+/// Scores the built-in estimators (plan, volume_linear, online_volume_linear) on `runs`, the real
+/// runs of `s` in its job order. Throws invalid_input when the runs are not
+/// the suite's.
+inline board score_board(const suite& s, const std::vector<run_record>& runs, std::uint64_t seed = 0) {
+  if (runs.size() != s.jobs.size())
+    throw invalid_input(std::to_string(runs.size()) + " runs for a suite of " + std::to_string(s.jobs.size()) +
+                        " jobs; expected one run per job");
+  for (std::size_t k = 0; k < runs.size(); ++k)
+    if (runs[k].job != s.jobs[k].id || runs[k].operators != s.jobs[k].operators)
+      throw invalid_input("run " + std::to_string(k) + " is of job " + std::to_string(runs[k].job) + " (" +
+                          runs[k].operators + "); expected job " + std::to_string(s.jobs[k].id) + " (" +
+                          s.jobs[k].operators + ")");
+  board b;
+  detail::score_estimator(estimators::plan{}, s, runs, seed, b);
+  detail::score_estimator(estimators::volume_linear{}, s, runs, seed, b);
+  detail::score_estimator(estimators::online<estimators::volume_linear>{{}}, s, runs, seed, b);
+  return b;
+}
+
+/// Scores an external estimator's predicted held bytes (one per run, in the
+/// runs' order; NaN where none was given) on the test part of `parts`.
+inline std::vector<board_row> score_external(const std::string& name, const std::vector<run_record>& runs,
+                                             std::span<const double> held, std::span<const split> parts,
+                                             std::uint64_t seed = 0) {
+  std::vector<board_row> rows;
+  for (auto part : parts) {
+    std::vector<double> predicted, actual;
+    std::size_t train = 0;
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+      if (!resolved(runs[k])) continue;
+      if (!runs[k].test[std::size_t(part)]) {
+        ++train;
+        continue;
+      }
+      predicted.push_back(held[k]);
+      actual.push_back(double(runs[k].rss_increase));
+    }
+    board_row row{name, part, train, {}, 0};
+    if (!predicted.empty()) row.metrics = score_estimates(predicted, actual, probe_resolution, seed);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+/// The rows as a markdown table, one section per split.
+inline std::string board_markdown(const std::vector<board_row>& rows) {
+  std::ostringstream out;
+  out.precision(3);
+  for (auto part : all_splits) {
+    out << "\n### Split: " << name_of(part) << "\n\n";
+    out << "| estimator | train runs | test runs | median rel. error | p95 rel. error | under-predicted | idle when "
+           "over | safe-threshold failure (95% upper) | us per estimate |\n";
+    out << "|---|---|---|---|---|---|---|---|---|\n";
+    for (const auto& r : rows) {
+      if (r.part != part) continue;
+      const auto& m = r.metrics;
+      out << "| " << r.estimator << " | " << r.train_runs << " | " << m.runs << " | " << 100 * m.median_rel_error
+          << " % | " << 100 * m.p95_rel_error << " % | " << 100 * m.under_rate << " % | " << 100 * m.idle_when_over
+          << " % | " << 100 * m.safe_failure << " % (" << 100 * m.safe_failure_upper << " %) | "
+          << 1e6 * r.seconds_per_estimate << " |\n";
+    }
+  }
+  return out.str();
+}
+
+}  // namespace dwsr::leaderboard

@@ -1,0 +1,216 @@
+// The leaderboard's suites, estimators and runs file: the job list is the
+// same from the same seed and its splits follow their rules; `plan` is the
+// meta execution's held bytes; volume_linear recovers lines it is fitted on;
+// runs.csv reads back what it wrote and refuses what it did not; a board of
+// runs measured exactly as planned scores plan at zero error.
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "dwsr/estimators/plan.hpp"
+#include "dwsr/estimators/volume_linear.hpp"
+#include "dwsr/leaderboard/board.hpp"
+#include "dwsr/leaderboard/runs.hpp"
+#include "dwsr/leaderboard/suite.hpp"
+#include "dwsr/operators/catalogue.hpp"
+#include "io/temp_dir.hpp"
+
+using namespace dwsr;
+using namespace dwsr::leaderboard;
+
+namespace {
+
+void write_text(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+}
+
+/// Runs of `s` whose measured peak is `factor` x plan's held bytes.
+std::vector<run_record> planned_runs(const suite& s, double factor = 1) {
+  std::vector<run_record> runs;
+  for (const auto& j : s.jobs) {
+    const auto e = estimators::plan{}.predict(j.view());
+    runs.push_back({j.id, j.operators, j.cube, j.chunk, j.workers, j.threads, j.test, std::uint64_t(e.held * factor), 0,
+                    0, std::uint64_t(e.worker_peak), 0.5});
+  }
+  return runs;
+}
+
+}  // namespace
+
+TEST_CASE("a suite is the same list from the same seed, and its splits follow their rules") {
+  const auto& r = operators::catalogue();
+  const auto a = make_suite(r, "quick", 0), b = make_suite(r, "quick", 0), c = make_suite(r, "quick", 1);
+  REQUIRE(a.jobs.size() == 24);
+  CHECK(a.held_out.size() == 2);
+  bool differs = false;
+  std::size_t large = 0, random_test = 0;
+  for (std::size_t k = 0; k < a.jobs.size(); ++k) {
+    const auto &x = a.jobs[k], &y = b.jobs[k], &z = c.jobs[k];
+    CHECK(x.operators == y.operators);
+    CHECK(x.cube == y.cube);
+    CHECK(x.chunk == y.chunk);
+    CHECK(x.workers == y.workers);
+    CHECK(x.threads == y.threads);
+    CHECK(x.test == y.test);
+    differs = differs || x.operators != z.operators || !(x.cube == z.cube);
+    // The extrapolation split: train volumes at most the base, test ones 4-8x it (less the rounding to a square).
+    const double v = double(x.cube.voxels()), base = double(a.spec.base_voxels);
+    if (x.in_test(split::extrapolation)) {
+      CHECK(v >= 3.5 * base);
+      CHECK(v <= 8 * base);
+      ++large;
+    } else {
+      CHECK(v <= base);
+    }
+    // The family split: test exactly when a node belongs to a held-out family.
+    bool held = false;
+    for (const auto& f : a.held_out) held = held || x.families.count(f) > 0;
+    CHECK(x.in_test(split::family) == held);
+    random_test += x.in_test(split::random);
+    CHECK(x.workers >= 1);
+    CHECK(x.workers <= 2);
+    CHECK(x.threads <= 2);
+    CHECK(x.cube_seed == x.id + 1);
+  }
+  CHECK(differs);
+  CHECK(large > 0);
+  CHECK(large < 24);
+  CHECK(random_test > 0);
+  CHECK(random_test < 24);
+  CHECK(make_suite(r, "full", 0).jobs.size() == 216);
+  CHECK_THROWS_AS(make_suite(r, "medium", 0), invalid_input);
+}
+
+TEST_CASE("the plan estimator gives the meta execution's peaks, volume_linear the lines it was fitted on") {
+  const auto s = make_suite(operators::catalogue(), "quick", 0);
+  const auto& j = s.jobs.front();
+  const chunked_schedule sched(*j.g, j.cube, {.chunk = j.chunk, .workers = j.workers, .threads = j.threads});
+  const auto p = plan_chunked(sched);
+  double held = 0, worst = 0;
+  for (auto pages : model_peaks(sched, p, "host_pages")) held += double(pages);
+  for (const auto& w : p.workers) worst = std::max(worst, double(w.peak));
+  const auto e = estimators::plan{}.predict(j.view());
+  CHECK(e.held == held);
+  CHECK(e.worker_peak == worst);
+  CHECK(!e.upper);
+  auto no_graph = j.view();
+  no_graph.g = nullptr;
+  CHECK_THROWS_AS(estimators::plan{}.predict(no_graph), invalid_input);
+
+  // Two graphs, each on an exact line; a third seen once; an unseen one falls back to the pooled line.
+  auto job = [](std::string ops, std::uint64_t side) {
+    estimate_job v;
+    v.operators = std::move(ops);
+    v.cube = {side, side, 256};
+    v.workers = 2;
+    return v;
+  };
+  std::vector<labelled_run> runs;
+  for (std::uint64_t side : {16, 32, 64}) {
+    const double x = double(side * side * 256 * 4);
+    runs.push_back({job("envelope", side), 1000 + 2 * x});
+    runs.push_back({job("gaussian", side), 3 * x});
+  }
+  runs.push_back({job("median", 32), 5.0 * 32 * 32 * 256 * 4});
+  estimators::volume_linear v;
+  CHECK_THROWS_AS(v.predict(job("envelope", 8)), invalid_input);  // before fit
+  v.fit(runs);
+  const double x = 128.0 * 128 * 256 * 4;
+  CHECK(v.predict(job("envelope", 128)).held == Approx(1000 + 2 * x));
+  CHECK(v.predict(job("envelope", 128)).worker_peak == Approx((1000 + 2 * x) / 2));
+  CHECK(v.predict(job("gaussian", 128)).held == Approx(3 * x));
+  CHECK(v.predict(job("median", 128)).held == Approx(5 * x));  // through the origin
+  const auto pooled = v.predict(job("chaos", 128)).held;
+  CHECK(pooled > 2 * x);
+  CHECK(pooled < 5 * x);
+  CHECK_THROWS_AS(v.fit({}), invalid_input);
+
+  // online: the largest measured/predicted ratio of the last runs it saw.
+  estimators::online<estimators::volume_linear> o({}, 2);
+  CHECK(o.name() == "online_volume_linear");
+  o.fit(runs);  // every training run on its own line: ratios of 1
+  CHECK(o.correction() == Approx(1));
+  const auto base = v.predict(job("envelope", 128)).held;
+  o.observe(job("envelope", 128), 1.5 * base);
+  CHECK(o.correction() == Approx(1.5));
+  CHECK(o.predict(job("envelope", 128)).held == Approx(1.5 * base));
+  o.observe(job("envelope", 64), 0.5 * v.predict(job("envelope", 64)).held);
+  CHECK(o.correction() == Approx(1.5));
+  o.observe(job("envelope", 32), 0.8 * v.predict(job("envelope", 32)).held);
+  CHECK(o.correction() == Approx(0.8));  // the 1.5 left the window of 2
+  CHECK_THROWS_AS(o.observe(job("envelope", 32), -1), invalid_input);
+  CHECK_THROWS_AS(estimators::online<estimators::plan>({}, 0), invalid_input);
+
+  runs.back().held = -1;
+  CHECK_THROWS_AS(v.fit(runs), invalid_input);
+}
+
+TEST_CASE("runs.csv reads back what it wrote and refuses what it did not write") {
+  const auto s = make_suite(operators::catalogue(), "quick", 3);
+  const auto runs = planned_runs(s);
+  test::temp_dir dir;
+  write_text(dir / "runs.csv", runs_csv(runs));
+  const auto back = read_runs(dir / "runs.csv");
+  REQUIRE(back.size() == runs.size());
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    CHECK(back[k].job == runs[k].job);
+    CHECK(back[k].operators == runs[k].operators);
+    CHECK(back[k].cube == runs[k].cube);
+    CHECK(back[k].chunk == runs[k].chunk);
+    CHECK(back[k].test == runs[k].test);
+    CHECK(back[k].rss_increase == runs[k].rss_increase);
+    CHECK(back[k].event_peak == runs[k].event_peak);
+  }
+  const std::string header(runs_header);
+  auto refused = [&](const std::string& text, const std::string& expected) {
+    write_text(dir / "bad.csv", text);
+    CHECK_THROWS_WITH(read_runs(dir / "bad.csv"), Catch::Contains(expected));
+  };
+  refused("job,predicted_bytes\n1,2\n", "line 1: expected the header");
+  refused(header + "\n", "holds no runs");
+  refused(header + "\n0,envelope,8x8x128\n", "line 2: 3 fields; expected 14");
+  refused(header + "\nx,envelope,8x8x128,8x8x128,1,1,0,0,0,10,0,0,0,0.1\n", "field 1 'x'; expected a job id");
+  refused(header + "\n0,envelope,8x8,8x8x128,1,1,0,0,0,10,0,0,0,0.1\n", "field 3 '8x8'; expected a cube");
+  refused(header + "\n0,envelope,8x8x128,8x8x128,1,1,2,0,0,10,0,0,0,0.1\n", "field 7 '2'; expected 0 or 1");
+  refused(header + "\n0,envelope,8x8x128,8x8x128,1,1,0,0,0,-4,0,0,0,0.1\n", "field 10 '-4'; expected bytes");
+  CHECK_THROWS_AS(read_runs(dir / "missing.csv"), io_error);
+}
+
+TEST_CASE("a board of runs measured as planned scores plan at zero error, and refuses another suite's runs") {
+  const auto s = make_suite(operators::catalogue(), "quick", 0);
+  const auto b = score_board(s, planned_runs(s));
+  REQUIRE(b.rows.size() == 9);  // three estimators x three splits
+  for (const auto& r : b.rows) {
+    CHECK(r.metrics.runs > 0);
+    CHECK(r.train_runs + r.metrics.runs == s.jobs.size());
+    if (r.estimator != "plan") continue;
+    CHECK(r.metrics.median_rel_error == 0);
+    CHECK(r.metrics.p95_rel_error == 0);
+    CHECK(r.metrics.under_rate == 0);
+    CHECK(r.metrics.safe_failure_upper == 0);
+  }
+  // 10 % more than planned: plan under-predicts every run.
+  const auto over = score_board(s, planned_runs(s, 1.1));
+  for (const auto& r : over.rows)
+    if (r.estimator == "plan") CHECK(r.metrics.under_rate == 1);
+  // The external path scores the same predictions the same way.
+  std::vector<double> held;
+  for (const auto& j : s.jobs) held.push_back(estimators::plan{}.predict(j.view()).held);
+  const auto ext = score_external("mine", planned_runs(s), held, all_splits);
+  REQUIRE(ext.size() == 3);
+  CHECK(ext[1].metrics.median_rel_error == 0);
+  CHECK(ext[1].metrics.runs == b.rows[1].metrics.runs);
+
+  // A run the probe did not resolve is left out of fits and scores.
+  auto runs = planned_runs(s);
+  runs[0].rss_increase = 0;
+  const auto left_out = score_board(s, runs);
+  for (std::size_t k = 0; k < left_out.rows.size(); ++k)
+    CHECK(left_out.rows[k].train_runs + left_out.rows[k].metrics.runs == s.jobs.size() - 1);
+
+  runs.pop_back();
+  CHECK_THROWS_AS(score_board(s, runs), invalid_input);
+  CHECK_THROWS_AS(score_board(make_suite(operators::catalogue(), "quick", 5), planned_runs(s)), invalid_input);
+}
