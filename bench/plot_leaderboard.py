@@ -38,7 +38,7 @@ def main(source: str, target: str) -> None:
         ax.set_xlabel("cost per estimate (us)")
         ax.set_title(f"{split} split ({r['test_runs']} test runs)")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8, loc="upper left")
+        ax.legend(fontsize=8, loc="lower left")
     axes[0].set_ylabel("relative error (%): median, whisker to p95")
     fig.suptitle(f"dwsr leaderboard, suite {board['suite']} (seed {board['seed']}): estimates against peak RSS")
     fig.tight_layout()
