@@ -67,8 +67,8 @@ inline nlohmann::json suite_document(const leaderboard::suite& s) {
   for (const auto& j : s.jobs)
     jobs.push_back({{"job", j.id},
                     {"graph", graph_to_json(*j.g)},
-                    {"cube", "synthetic:" + leaderboard::detail::extent(j.cube) + ":" + std::to_string(j.cube_seed)},
-                    {"chunk", leaderboard::detail::extent(j.chunk)},
+                    {"cube", "synthetic:" + to_string(j.cube) + ":" + std::to_string(j.cube_seed)},
+                    {"chunk", to_string(j.chunk)},
                     {"workers", j.workers},
                     {"threads", j.threads}});
   return {{"format", "dwsr leaderboard suite 1"},

@@ -105,7 +105,7 @@ inline std::string chunk_real_csv(const std::vector<chunk_real_row>& rows) {
   for (const auto& r : rows) {
     char cells[128];
     std::snprintf(cells, sizeof cells, "%.6f,%.3f", r.ratio(), r.m.seconds);
-    out += std::to_string(r.task) + ',' + detail::extent_text(r.chunk) + ',' + std::to_string(r.workers) + ',' +
+    out += std::to_string(r.task) + ',' + dwsr::to_string(r.chunk) + ',' + std::to_string(r.workers) + ',' +
            std::to_string(r.threads) + ',' + std::to_string(r.m.simulated_peak) + ',' +
            std::to_string(r.m.simulated_pages) + ',' + std::to_string(r.m.rss_increase) + ',' + cells + '\n';
   }

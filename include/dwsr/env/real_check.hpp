@@ -55,14 +55,6 @@ struct real_measurement {
   double ratio() const noexcept { return simulated_pages ? double(rss_increase) / double(simulated_pages) : 0.0; }
 };
 
-namespace detail {
-
-inline std::string extent_text(shape3 s) {
-  return std::to_string(s.inlines) + "x" + std::to_string(s.crosslines) + "x" + std::to_string(s.samples);
-}
-
-}  // namespace detail
-
 /// Executes `job` with the `dwsr` tool at `tool` (a path) in a fresh process
 /// and compares (see the file comment). `scratch` is an existing directory
 /// the runs write their outputs into (removed before returning). Throws dwsr::error
@@ -88,11 +80,11 @@ inline real_measurement measure_real(const std::filesystem::path& tool, const re
                                     "run",
                                     graph_file.string(),
                                     "--input",
-                                    "synthetic:" + detail::extent_text(cube) + ":" + seed,
+                                    "synthetic:" + dwsr::to_string(cube) + ":" + seed,
                                     "--output",
                                     (scratch / out).string(),
                                     "--chunk",
-                                    detail::extent_text(job.options.chunk),
+                                    dwsr::to_string(job.options.chunk),
                                     "--workers",
                                     std::to_string(job.options.workers),
                                     "--threads",

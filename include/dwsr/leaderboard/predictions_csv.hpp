@@ -15,7 +15,6 @@
 /// blank lines are accepted. Any other text is an invalid_input naming the
 /// file, the line, the text and what was expected.
 
-#include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -26,13 +25,13 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "dwsr/core/quote.hpp"
 #include "dwsr/error.hpp"
+#include "dwsr/leaderboard/detail/csv_fields.hpp"
 
 namespace dwsr::leaderboard {
 
@@ -54,30 +53,17 @@ namespace detail {
   throw invalid_input(where + ":" + std::to_string(line) + ": " + why);
 }
 
-/// The comma-separated fields of `line` (no quoting: no field holds a comma).
-inline std::vector<std::string_view> split_fields(std::string_view line) {
-  std::vector<std::string_view> fields;
-  for (std::size_t start = 0;;) {
-    const auto comma = line.find(',', start);
-    fields.push_back(line.substr(start, comma - start));
-    if (comma == std::string_view::npos) return fields;
-    start = comma + 1;
-  }
-}
-
 /// `text` as a job id, or nothing when it is not wholly an unsigned 64-bit integer.
 inline std::optional<std::uint64_t> parse_job(std::string_view text) {
   std::uint64_t v = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  if (!parse_whole(text, v)) return std::nullopt;
   return v;
 }
 
 /// `text` as bytes, or nothing when it is not wholly a finite number >= 0.
 inline std::optional<double> parse_bytes(std::string_view text) {
   double v = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc{} || end != text.data() + text.size() || !std::isfinite(v) || v < 0) return std::nullopt;
+  if (!parse_whole(text, v) || !std::isfinite(v) || v < 0) return std::nullopt;
   return v;
 }
 

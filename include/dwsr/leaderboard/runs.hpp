@@ -13,7 +13,6 @@
 /// the measurements, so that `dwsr leaderboard score` can score predictions
 /// from it alone. read_runs reads it back and refuses what it did not write.
 
-#include <charconv>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -26,6 +25,7 @@
 #include "dwsr/core/quote.hpp"
 #include "dwsr/env/real_check.hpp"
 #include "dwsr/error.hpp"
+#include "dwsr/leaderboard/detail/csv_fields.hpp"
 #include "dwsr/leaderboard/suite.hpp"
 
 namespace dwsr::leaderboard {
@@ -66,37 +66,16 @@ inline constexpr std::string_view runs_header =
     "job,operators,cube,chunk,workers,threads,test_random,test_family,test_extrapolation,rss_increase_bytes,"
     "run_rss_bytes,idle_rss_bytes,event_peak_bytes,seconds";
 
-namespace detail {
-
-inline std::string extent(shape3 s) {
-  return std::to_string(s.inlines) + "x" + std::to_string(s.crosslines) + "x" + std::to_string(s.samples);
-}
-
-template <class T>
-bool parse_whole(std::string_view text, T& value) {
-  const auto* end = text.data() + text.size();
-  const auto r = std::from_chars(text.data(), end, value);
-  return r.ec == std::errc{} && r.ptr == end;
-}
-
-inline bool parse_extent(std::string_view text, shape3& s) {
-  const auto a = text.find('x'), b = text.rfind('x');
-  return a != std::string_view::npos && b != a && parse_whole(text.substr(0, a), s.inlines) &&
-         parse_whole(text.substr(a + 1, b - a - 1), s.crosslines) && parse_whole(text.substr(b + 1), s.samples);
-}
-
-}  // namespace detail
-
 /// runs.csv's text for `runs`.
 inline std::string runs_csv(const std::vector<run_record>& runs) {
   std::ostringstream out;
   out.precision(6);
   out << runs_header << '\n';
   for (const auto& r : runs)
-    out << r.job << ',' << r.operators << ',' << detail::extent(r.cube) << ',' << detail::extent(r.chunk) << ','
-        << r.workers << ',' << r.threads << ',' << r.test[0] << ',' << r.test[1] << ',' << r.test[2] << ','
-        << r.rss_increase << ',' << r.run_rss << ',' << r.idle_rss << ',' << r.event_peak << ',' << std::fixed
-        << r.seconds << std::defaultfloat << '\n';
+    out << r.job << ',' << r.operators << ',' << to_string(r.cube) << ',' << to_string(r.chunk) << ',' << r.workers
+        << ',' << r.threads << ',' << r.test[0] << ',' << r.test[1] << ',' << r.test[2] << ',' << r.rss_increase << ','
+        << r.run_rss << ',' << r.idle_rss << ',' << r.event_peak << ',' << std::fixed << r.seconds << std::defaultfloat
+        << '\n';
   return out.str();
 }
 
@@ -115,13 +94,7 @@ inline std::vector<run_record> read_runs(const std::filesystem::path& file) {
   for (std::size_t n = 2; std::getline(in, line); ++n) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
-    std::vector<std::string_view> f;
-    std::string_view rest(line);
-    for (auto comma = rest.find(','); comma != std::string_view::npos; comma = rest.find(',')) {
-      f.push_back(rest.substr(0, comma));
-      rest.remove_prefix(comma + 1);
-    }
-    f.push_back(rest);
+    const auto f = detail::split_fields(line);
     auto bad = [&](std::size_t k, const char* expected) {
       return invalid_input(where + " line " + std::to_string(n) + ": field " + std::to_string(k + 1) + " " +
                            quote(k < f.size() ? f[k] : std::string_view{}) + "; expected " + expected);
@@ -132,8 +105,15 @@ inline std::vector<run_record> read_runs(const std::filesystem::path& file) {
     run_record r;
     r.operators = std::string(f[1]);
     if (!detail::parse_whole(f[0], r.job)) throw bad(0, "a job id");
-    if (!detail::parse_extent(f[2], r.cube)) throw bad(2, "a cube IxXxT");
-    if (!detail::parse_extent(f[3], r.chunk)) throw bad(3, "a chunk IxXxT");
+    auto shape_at = [&](std::size_t k, const char* expected) {
+      try {
+        return parse_shape(f[k]);
+      } catch (const invalid_input&) {
+        throw bad(k, expected);
+      }
+    };
+    r.cube = shape_at(2, "a cube IxXxT");
+    r.chunk = shape_at(3, "a chunk IxXxT");
     if (!detail::parse_whole(f[4], r.workers)) throw bad(4, "a worker count");
     if (!detail::parse_whole(f[5], r.threads)) throw bad(5, "a thread count");
     for (std::size_t k = 0; k < 3; ++k) {
