@@ -55,8 +55,14 @@ std::string describe(const std::string& name, const params& p) {
 }
 
 /// Odd sizes, a smooth trace length, one with a factor 11, a prime one
-/// (cuFFT's Bluestein path) and one-sample traces (no transform at all).
-std::vector<shape3> shapes() { return {{7, 9, 200}, {5, 6, 462}, {4, 3, 257}, {1, 1, 64}, {3, 2, 1}}; }
+/// (cuFFT's Bluestein path), one-sample traces (no transform at all), and
+/// powers of two (the fused Hilbert path) with odd and even trace counts
+/// and every pass structure: radix 16 only (16, 256, 4096) and a last pass
+/// of radix 2, 4 or 8.
+std::vector<shape3> shapes() {
+  return {{7, 9, 200}, {5, 6, 462}, {4, 3, 257}, {1, 1, 64},   {3, 2, 1},    {5, 3, 16},
+          {3, 3, 32},  {2, 3, 128}, {4, 5, 256}, {3, 1, 1024}, {2, 2, 2048}, {1, 3, 4096}};
+}
 
 std::vector<float> cube_data(shape3 s) {
   std::vector<float> v(s.voxels());
@@ -127,9 +133,24 @@ TEST_CASE("every CUDA operator has a CPU operator of the same name and outputs")
   CHECK_THROWS_AS(cu::plan("gaussian", {{"sigmas", "-1,1,1"}}, {2, 2, 8}, rec), invalid_input);
 }
 
+/// The device events of a plan: live bytes at the end, the peak, and the workspace bytes.
+struct device_totals {
+  std::uint64_t live = 0, peak = 0, work = 0;
+};
+device_totals device_totals_of(const std::vector<event>& events) {
+  device_totals d;
+  for (const auto& e : events) {
+    if (e.dev != device::cuda) continue;
+    d.live = e.act == action::alloc ? d.live + e.bytes : d.live - e.bytes;
+    d.peak = std::max(d.peak, d.live);
+    if (e.act == action::alloc && e.role == buffer_role::workspace) d.work += e.bytes;
+  }
+  return d;
+}
+
 TEST_CASE("a CUDA plan: staging, device input and outputs, work areas; the budget is the device's") {
   recorder rec;
-  const shape3 s{16, 16, 256};
+  const shape3 s{16, 16, 200};  // not a power of two: the cuFFT path
   cu::plan("envelope", {}, s, rec);
   const auto& ev = rec.events();
   REQUIRE(ev.size() >= 8);
@@ -138,19 +159,35 @@ TEST_CASE("a CUDA plan: staging, device input and outputs, work areas; the budge
   CHECK(ev[0].role == buffer_role::input);
   CHECK(ev[0].bytes == s.voxels() * 4);
   CHECK(ev[1].dev == device::host);
-  std::uint64_t live = 0, peak = 0, work = 0;
-  for (const auto& e : ev) {
-    if (e.dev != device::cuda) continue;
-    live = e.act == action::alloc ? live + e.bytes : live - e.bytes;
-    peak = std::max(peak, live);
-    if (e.act == action::alloc && e.role == buffer_role::workspace) work += e.bytes;
-  }
-  CHECK(live == 0);
-  CHECK(work > 0);  // cuFFT's work area is an event
+  const auto d = device_totals_of(ev);
+  CHECK(d.live == 0);
+  CHECK(d.work > 0);  // cuFFT's work area is an event
   // Input, output and the batch buffers: well under NumPy's 7x.
-  CHECK(peak < 3 * s.voxels() * 4 + (std::uint64_t{64} << 20));
+  CHECK(d.peak < 3 * s.voxels() * 4 + (std::uint64_t{64} << 20));
   recorder small;
   CHECK_THROWS_AS(cu::plan("envelope", {}, s, small, {.budget = s.voxels() * 4 + 100}), out_of_memory);
+}
+
+TEST_CASE("a CUDA plan: power-of-two traces take the fused path, input and output only") {
+  for (const auto& [name, outputs] : {std::pair{"envelope", 1}, {"hilbert", 2}, {"phase_rotation", 1}}) {
+    for (const shape3 s : {shape3{16, 16, 256}, {3, 5, 16}, {1, 1, 4096}}) {
+      INFO(name << " " << to_string(s));
+      recorder rec;
+      cu::plan(name, {}, s, rec);
+      const auto d = device_totals_of(rec.events());
+      CHECK(d.work == 0);
+      CHECK(d.peak == s.voxels() * 4 * (1 + std::uint64_t(outputs)));  // complex64 is two floats
+    }
+  }
+  // The frequency attributes add their cube of phases.
+  recorder rec;
+  const shape3 s{8, 8, 512};
+  cu::plan("sweetness", {}, s, rec);
+  CHECK(device_totals_of(rec.events()).peak == 3 * s.voxels() * 4);
+  // 8192 samples exceed the fused path's shared memory: cuFFT again.
+  recorder longer;
+  cu::plan("envelope", {}, {1, 2, 8192}, longer);
+  CHECK(device_totals_of(longer.events()).work > 0);
 }
 
 TEST_CASE("on a GPU: every CUDA operator equals the CPU one; meta == real event for event; device memory == events") {

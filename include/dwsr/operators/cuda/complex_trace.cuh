@@ -4,16 +4,18 @@
 /// Each operator is the CPU operator's description (name, parameters, halo,
 /// outputs) with a run() for cuda_context and cuda_meta_context.
 ///
-/// Memory (device): the input, the output and hilbert_batches.cuh's fixed
-/// batch buffers; the frequency attributes add one cube of phases. NumPy's
-/// formulation holds the input, two cube-sized complex spectra and the
-/// complex signal (about 7x the input); these hold 2x (3x with phases) plus
-/// about 50 MiB.
+/// Two paths compute H(x), chosen by the trace length alone (so the meta
+/// context plans the same one):
+/// - traces of 2^L samples, 16 to 4096: fused_hilbert.cuh, one kernel that
+///   reads the cube once and writes the attribute, no device memory beyond
+///   the input and the output;
+/// - any other length: hilbert_batches.cuh, batched cuFFT transforms through
+///   fixed batch buffers (about 50 MiB with the work area), then a map.
 ///
-/// Limits: one R2C and one C2R transform per trace (about 5 n log2 n flops
-/// each) and, for the pointwise attributes, 3 cube-sized passes over device
-/// memory (read x, write y, read-modify the batch); on a Hopper GPU the
-/// transforms, not the bandwidth, bound them.
+/// Memory (device): the input, the output (and one cube of phases for the
+/// frequency attributes), plus the batch buffers on the cuFFT path. NumPy's
+/// formulation holds the input, two cube-sized complex spectra and the
+/// complex signal, about 7x the input.
 
 #include <cufft.h>
 
@@ -25,30 +27,12 @@
 
 #include "dwsr/operators/complex_trace.hpp"
 #include "dwsr/operators/cuda/detail/device_math.cuh"
+#include "dwsr/operators/cuda/detail/fused_hilbert.cuh"
 #include "dwsr/operators/cuda/detail/hilbert_batches.cuh"
 
 namespace dwsr::operators::cuda {
 
 namespace detail {
-
-/// y[i] = F(x[i], h[i]) over one batch (x, y offset to the batch's first sample).
-template <class F>
-struct analytic_pointwise {
-  const float* x;
-  const float* h;
-  float* y;
-  F f;
-  __device__ void operator()(std::uint64_t i, std::uint64_t, std::size_t) const { y[i] = f(x[i], h[i]); }
-};
-
-/// Runs F over the analytic signal of every trace of `in` into `out`.
-template <class Ctx, class F>
-void analytic_map(Ctx& ctx, cube_view<const float> in, float* out, F f) {
-  const auto n = in.shape().samples;
-  for_each_hilbert_batch(ctx, in, [&](std::uint64_t first, std::uint64_t count, const float* h) {
-    ctx.parallel_for(count * n, analytic_pointwise<F>{in.data() + first * n, h, out + first * n, f});
-  });
-}
 
 /// |a|, as the CPU's modulus (in double).
 struct modulus_of {
@@ -78,13 +62,56 @@ struct radians_of {
   __host__ __device__ float operator()(float x, float h) const { return atan2f(h, x); }
 };
 
-/// The complex signal (x, h).
-struct complex_signal {
+/// What a complex-trace operator writes for sample i of the analytic
+/// signal x + i h: one type for every operator, so the fused kernel is
+/// compiled once per trace length.
+struct analytic_store {
+  enum class kind : std::uint8_t { signal, modulus, degrees, cosine, rotated, radians, radians_and_modulus };
+  kind what;
+  float* out = nullptr;      ///< the attribute (the modulus, for radians_and_modulus)
+  float2* signal = nullptr;  ///< the complex signal (signal)
+  float* phase = nullptr;    ///< radians (radians, radians_and_modulus)
+  rotated rotation{1.0, 0.0};
+  __device__ void operator()(std::uint64_t i, float x, float h) const {
+    switch (what) {
+      case kind::signal: signal[i] = float2{x, h}; break;
+      case kind::modulus: out[i] = modulus_of{}(x, h); break;
+      case kind::degrees: out[i] = degrees_of{}(x, h); break;
+      case kind::cosine: out[i] = cosine_of{}(x, h); break;
+      case kind::rotated: out[i] = rotation(x, h); break;
+      case kind::radians: phase[i] = radians_of{}(x, h); break;
+      case kind::radians_and_modulus:
+        phase[i] = radians_of{}(x, h);
+        out[i] = modulus_of{}(x, h);
+        break;
+    }
+  }
+};
+
+/// store(first + i, x[i], h[i]) over one cuFFT batch.
+struct batch_store {
   const float* x;
   const float* h;
-  float2* y;
-  __device__ void operator()(std::uint64_t i, std::uint64_t, std::size_t) const { y[i] = float2{x[i], h[i]}; }
+  std::uint64_t first;
+  analytic_store store;
+  __device__ void operator()(std::uint64_t i, std::uint64_t, std::size_t) const { store(first + i, x[i], h[i]); }
 };
+
+/// Calls store(i, x[i], H(x)[i]) for every sample of `in` on the device,
+/// through the fused kernel where the trace length allows, else through
+/// batches of cuFFT transforms.
+template <class Ctx>
+void for_each_analytic(Ctx& ctx, cube_view<const float> in, const analytic_store& store) {
+  const auto n = in.shape().samples;
+  if (const int l = fused_log2(n); l > 0) {
+    if constexpr (Ctx::computes)
+      ctx.compute([&] { fused_hilbert(ctx.stream(), in.data(), in.shape().traces(), l, store); });
+    return;
+  }
+  for_each_hilbert_batch(ctx, in, [&](std::uint64_t first, std::uint64_t count, const float* h) {
+    ctx.parallel_for(count * n, batch_store{in.data() + first * n, h, first * n, store});
+  });
+}
 
 /// numpy.unwrap's step between consecutive wrapped phases (derivative_stream.hpp).
 __host__ __device__ inline double unwrapped_step(double d) {
@@ -140,12 +167,9 @@ struct frequency_of_phase {
 template <class Ctx>
 void frequency_attribute(Ctx& ctx, cube_view<const float> in, float* out, double fs, bool sweetness) {
   auto phase = ctx.template allocate<float>(in.shape().voxels(), buffer_role::temporary);
-  const auto n = in.shape().samples;
-  for_each_hilbert_batch(ctx, in, [&](std::uint64_t first, std::uint64_t count, const float* h) {
-    const auto* x = in.data() + first * n;
-    ctx.parallel_for(count * n, analytic_pointwise<radians_of>{x, h, phase.data() + first * n, {}});
-    if (sweetness) ctx.parallel_for(count * n, analytic_pointwise<modulus_of>{x, h, out + first * n, {}});
-  });
+  using kind = analytic_store::kind;
+  for_each_analytic(ctx, in,
+                    {.what = sweetness ? kind::radians_and_modulus : kind::radians, .out = out, .phase = phase.data()});
   ctx.parallel_for(in.shape().voxels(), frequency_of_phase{phase.data(), out, cube_geometry::of(in.shape()),
                                                            fs / (2 * std::numbers::pi), sweetness});
 }
@@ -158,26 +182,24 @@ struct hilbert : operators::hilbert {
   template <class Ctx>
   void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
     auto* y = reinterpret_cast<float2*>(out[0].as<std::complex<float>>().data());
-    const auto n = in.shape().samples;
-    detail::for_each_hilbert_batch(ctx, in, [&](std::uint64_t first, std::uint64_t count, const float* h) {
-      ctx.parallel_for(count * n, detail::complex_signal{in.data() + first * n, h, y + first * n});
-    });
+    detail::for_each_analytic(ctx, in, {.what = detail::analytic_store::kind::signal, .signal = y});
   }
 };
 
-/// An attribute that is a pointwise function F of (x, H(x)).
-template <class Cpu, class F>
+/// An attribute that is a pointwise function of (x, H(x)).
+template <class Cpu, detail::analytic_store::kind What>
 struct pointwise_attribute : Cpu {
   using Cpu::Cpu;
   template <class Ctx>
   void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
-    detail::analytic_map(ctx, in, out[0].as<float>().data(), F{});
+    detail::for_each_analytic(ctx, in, {.what = What, .out = out[0].as<float>().data()});
   }
 };
 
-using envelope = pointwise_attribute<operators::envelope, detail::modulus_of>;
-using instantaneous_phase = pointwise_attribute<operators::instantaneous_phase, detail::degrees_of>;
-using cosine_instantaneous_phase = pointwise_attribute<operators::cosine_instantaneous_phase, detail::cosine_of>;
+using envelope = pointwise_attribute<operators::envelope, detail::analytic_store::kind::modulus>;
+using instantaneous_phase = pointwise_attribute<operators::instantaneous_phase, detail::analytic_store::kind::degrees>;
+using cosine_instantaneous_phase =
+    pointwise_attribute<operators::cosine_instantaneous_phase, detail::analytic_store::kind::cosine>;
 
 /// phase_rotation: the trace rotated in phase by `rotation` degrees.
 struct phase_rotation : operators::phase_rotation {
@@ -185,7 +207,10 @@ struct phase_rotation : operators::phase_rotation {
   template <class Ctx>
   void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
     const double phi = rotation * std::numbers::pi / 180.0;
-    detail::analytic_map(ctx, in, out[0].as<float>().data(), detail::rotated{std::cos(phi), std::sin(phi)});
+    detail::for_each_analytic(ctx, in,
+                              {.what = detail::analytic_store::kind::rotated,
+                               .out = out[0].as<float>().data(),
+                               .rotation = {std::cos(phi), std::sin(phi)}});
   }
 };
 
