@@ -44,7 +44,10 @@ __global__ void __launch_bounds__(fused_block, fused_min_blocks<L>)
   const float* a = first < traces ? x + first * n : nullptr;
   const float* b = first + 1 < traces ? a + n : nullptr;
   hilbert_pair<L>(
-      t, re + g * floats, im + g * floats, [&](int k) { return cfloat{a ? a[k] : 0.0f, b ? b[k] : 0.0f}; },
+      t, re + g * floats, im + g * floats,
+      [&](int k) {
+        return cfloat{a ? a[k] : 0.0f, b ? b[k] : 0.0f};
+      },
       [&](int k, float h1, float h2) {
         if (a) store(first * n + std::uint64_t(k), a[k], h1);
         if (b) store((first + 1) * n + std::uint64_t(k), b[k], h2);
@@ -79,8 +82,9 @@ void fused_hilbert(cudaStream_t stream, const float* x, std::uint64_t traces, in
     case 10: return launch_fused_hilbert<10>(stream, x, traces, store);
     case 11: return launch_fused_hilbert<11>(stream, x, traces, store);
     case 12: return launch_fused_hilbert<12>(stream, x, traces, store);
-    default: throw invalid_input("fused Hilbert path: traces of 2^" + std::to_string(l) + " samples are outside 2^" +
-                                 std::to_string(fused_min_log2) + "..2^" + std::to_string(fused_max_log2));
+    default:
+      throw invalid_input("fused Hilbert path: traces of 2^" + std::to_string(l) + " samples are outside 2^" +
+                          std::to_string(fused_min_log2) + "..2^" + std::to_string(fused_max_log2));
   }
 }
 

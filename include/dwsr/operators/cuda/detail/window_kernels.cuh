@@ -9,12 +9,15 @@
 /// Limit: each pass reads its source once through the cache and writes once,
 /// 8 bytes a voxel a pass of device memory traffic.
 
+#include <cuda_runtime_api.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
 
 #include "dwsr/core/shape.hpp"
+#include "dwsr/exec/detail/cuda_check.hpp"
 #include "dwsr/memory/event.hpp"
 #include "dwsr/operators/cuda/detail/device_math.cuh"
 #include "dwsr/operators/detail/separable.hpp"
@@ -44,28 +47,74 @@ struct axis_pass_kernel {
   bool square;
   tap_form form;
   pass_finish finish;
+  /// The pass's value, at(k) giving the source sample k steps along the axis.
+  template <class At>
+  __device__ float value(At&& at) const {
+    auto tap = [&](auto k) -> double {
+      const double v = at(k);
+      return square ? __dmul_rn(v, v) : v;
+    };
+    double acc = 0;
+    if (form == tap_form::symmetric3)
+      acc = __dadd_rn(__dmul_rn(tap(0), w[1]), __dmul_rn(__dadd_rn(tap(-1), tap(1)), w[0]));
+    else if (form == tap_form::antisymmetric3)
+      acc = __dadd_rn(__dmul_rn(tap(0), 0.0), __dmul_rn(__dsub_rn(tap(-1), tap(1)), -0.5));
+    else
+      for (std::int64_t k = -r; k <= r; ++k) acc = __dadd_rn(acc, __dmul_rn(w[k + r], tap(k)));
+    const auto y = static_cast<float>(acc);
+    return finish == pass_finish::none          ? y
+           : finish == pass_finish::nan_to_zero ? nan_to_zero(y)
+                                                : nan_to_zero(sqrtf(y));
+  }
+  /// Voxel i of any cube (64-bit indices, its coordinates by division).
   __device__ void operator()(std::uint64_t i, std::uint64_t, std::size_t) const {
     std::int64_t c[3];
     g.split(i, c[0], c[1], c[2]);
     const std::int64_t stride = axis == 0 ? g.n[1] * g.n[2] : axis == 1 ? g.n[2] : 1;
     const std::int64_t base = std::int64_t(i) - c[axis] * stride;
-    auto at = [&](std::int64_t k) -> double {
-      const double v = src[base + reflect(c[axis] + k, g.n[axis]) * stride];
-      return square ? __dmul_rn(v, v) : v;
-    };
-    double acc = 0;
-    if (form == tap_form::symmetric3)
-      acc = __dadd_rn(__dmul_rn(at(0), w[1]), __dmul_rn(__dadd_rn(at(-1), at(1)), w[0]));
-    else if (form == tap_form::antisymmetric3)
-      acc = __dadd_rn(__dmul_rn(at(0), 0.0), __dmul_rn(__dsub_rn(at(-1), at(1)), -0.5));
-    else
-      for (std::int64_t k = -r; k <= r; ++k) acc = __dadd_rn(acc, __dmul_rn(w[k + r], at(k)));
-    const auto y = static_cast<float>(acc);
-    dst[i] = finish == pass_finish::none          ? y
-             : finish == pass_finish::nan_to_zero ? nan_to_zero(y)
-                                                  : nan_to_zero(sqrtf(y));
+    dst[i] = value([&](std::int64_t k) { return src[base + reflect(c[axis] + k, g.n[axis]) * stride]; });
   }
 };
+
+/// The same pass with the coordinates from the launch grid (x: time, y:
+/// crossline, z: inline), the axis a constant and 32-bit indices: no
+/// division per voxel and no reflection inside the cube. For cubes of
+/// fewer than 2^31 voxels and at most 65535 inlines and crosslines.
+template <int Axis>
+__global__ void __launch_bounds__(256) axis_pass_grid(axis_pass_kernel p) {
+  const int n2 = int(p.g.n[2]);
+  const int t = int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (t >= n2) return;
+  const int c[3] = {int(blockIdx.z), int(blockIdx.y), t};
+  const int n = int(p.g.n[Axis]);
+  const int stride = Axis == 0 ? int(p.g.n[1]) * n2 : Axis == 1 ? n2 : 1;
+  const int i = (c[0] * int(p.g.n[1]) + c[1]) * n2 + t;
+  const int base = i - c[Axis] * stride;
+  const bool interior = c[Axis] - p.r >= 0 && c[Axis] + p.r < n;
+  p.dst[i] = p.value([&](std::int64_t k) {
+    const int at = interior ? c[Axis] + int(k) : int(reflect(c[Axis] + k, n));
+    return p.src[base + at * stride];
+  });
+}
+
+/// Launches one pass over a cube of shape s on the context's stream.
+template <class Ctx>
+void launch_axis_pass(Ctx& ctx, shape3 s, const axis_pass_kernel& pass) {
+  constexpr std::uint64_t max_grid_yz = 65535;
+  if (s.voxels() >= (std::uint64_t{1} << 31) || s.crosslines > max_grid_yz || s.inlines > max_grid_yz) {
+    ctx.parallel_for(s.voxels(), pass);
+    return;
+  }
+  if constexpr (Ctx::computes) {
+    if (s.voxels() == 0) return;
+    const unsigned threads = s.samples >= 256 ? 256u : unsigned((s.samples + 31) / 32 * 32);
+    const dim3 grid(unsigned((s.samples + threads - 1) / threads), unsigned(s.crosslines), unsigned(s.inlines));
+    if (pass.axis == 0) axis_pass_grid<0><<<grid, threads, 0, ctx.stream()>>>(pass);
+    if (pass.axis == 1) axis_pass_grid<1><<<grid, threads, 0, ctx.stream()>>>(pass);
+    if (pass.axis == 2) axis_pass_grid<2><<<grid, threads, 0, ctx.stream()>>>(pass);
+    dwsr::detail::cuda_check(cudaGetLastError(), "axis pass launch");
+  }
+}
 
 /// A pass of a separable filter: its axis and weights.
 struct device_pass {
@@ -100,7 +149,7 @@ void separable_filter(Ctx& ctx, const float* in, float* out, shape3 shape, std::
     for (std::size_t k = 0; k < passes.size(); ++k) {
       float* dst = (passes.size() - k) % 2 == 1 ? out : temp.data();
       const auto size = passes[k].recipe.size();
-      ctx.parallel_for(shape.voxels(),
+      launch_axis_pass(ctx, shape,
                        axis_pass_kernel{src, dst, cube_geometry::of(shape), weights.data() + offset, passes[k].axis,
                                         std::int64_t(size / 2), square_first && k == 0, passes[k].form,
                                         k + 1 == passes.size() ? finish : pass_finish::none});
