@@ -20,4 +20,4 @@ fi
 cli=$PWD/build/apps/dwsr/dwsr
 [[ -x $cli ]] || { echo "dwsr: $cli is missing; build the Release tree first (scripts/test.sh does)" >&2; exit 1; }
 DWSR_CLI=$cli DWSR_REQUIRE_CLI=1 "$venv/bin/python" -m pytest -q -p no:cacheprovider python/tests
-"$venv/bin/python" scripts/run-notebooks.py --output build/notebooks
+DWSR_CLI=$cli "$venv/bin/python" scripts/run-notebooks.py --output build/notebooks
