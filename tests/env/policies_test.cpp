@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <fstream>
 #include <set>
 
 #include "dwsr/env/bandit_training.hpp"
@@ -180,7 +181,15 @@ TEST_CASE("a trained policy's files read back into the same LinUCB") {
   write_peak_training(dir / "random", random);
   CHECK_THROWS_WITH(read_peak_policy(dir / "random" / "policy.json"), Catch::Contains("expected linucb"));
   CHECK_THROWS_AS(read_peak_policy(dir / "run" / "curve.csv"), io_error);
+  CHECK_THROWS_WITH(read_peak_policy(dir / "run" / "curve.csv"), Catch::Contains("curve.csv") &&
+                                                                     Catch::Contains("not valid JSON") &&
+                                                                     Catch::Contains("expected a dwsr policy"));
   CHECK_THROWS_AS(read_peak_policy(dir / "missing.json"), io_error);
+  CHECK_THROWS_WITH(read_peak_policy(dir / "missing.json"), Catch::Contains("cannot open for reading"));
+  std::ofstream(dir / "dataset.json") << R"({"format": "dwsr dataset 1"})";
+  CHECK_THROWS_AS(read_peak_policy(dir / "dataset.json"), io_error);
+  CHECK_THROWS_WITH(read_peak_policy(dir / "dataset.json"),
+                    Catch::Contains("not a dwsr policy; expected \"format\": \"dwsr policy 1\""));
   CHECK_THROWS_AS(train_peak_predict(pool(), {.policy = "ppo"}), invalid_input);
   CHECK_THROWS_AS(train_peak_predict(pool(), {.eval_episodes = 0}), invalid_input);
 }

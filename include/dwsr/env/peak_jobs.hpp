@@ -20,12 +20,12 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "dwsr/core/json_file.hpp"
 #include "dwsr/core/quote.hpp"
 #include "dwsr/error.hpp"
 #include "dwsr/graph/dataset.hpp"
@@ -192,18 +192,7 @@ inline peak_jobs load_peak_jobs(const std::filesystem::path& dir, const peak_job
   const auto columns_path = dir / "columns.json";
   const auto where = quoted(columns_path);
   io::detail::checked_file_size(columns_path, "columns.json");
-  nlohmann::json doc;
-  {
-    std::ifstream in(columns_path);
-    if (!in) throw io_error(where + ": cannot open for reading");
-    try {
-      doc = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-      throw io_error(where + ": not valid JSON (" + printable(e.what(), 200) + "); expected a dwsr dataset's columns");
-    }
-  }
-  if (!doc.is_object() || doc.value("format", "") != "dwsr dataset 1")
-    throw io_error(where + ": not a dwsr dataset description; expected \"format\": \"dwsr dataset 1\"");
+  const auto doc = read_format_json(columns_path, "dwsr dataset 1", "a dwsr dataset description");
   const auto task = doc.value("task", "");
   if (task != "peak")
     throw invalid_input("the dataset in " + quoted(dir) + " is of task " + quote(task) +

@@ -5,13 +5,13 @@
 /// read_episodic_policy) takes its learned state from the document.
 
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "dwsr/core/json_file.hpp"
 #include "dwsr/core/quote.hpp"
 #include "dwsr/env/spaces.hpp"
 #include "dwsr/error.hpp"
@@ -30,16 +30,7 @@ struct policy_document {
 /// such state or its observation bounds are corrupt.
 inline policy_document read_policy_document(const std::filesystem::path& path, const std::string& state) {
   const auto where = quote(path.string(), 400);
-  std::ifstream in(path);
-  if (!in) throw io_error(where + ": cannot open for reading");
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw io_error(where + ": not valid JSON (" + printable(e.what(), 200) + "); expected a dwsr policy");
-  }
-  if (!doc.is_object() || doc.value("format", "") != "dwsr policy 1")
-    throw io_error(where + ": not a dwsr policy; expected \"format\": \"dwsr policy 1\"");
+  auto doc = read_format_json(path, "dwsr policy 1", "a dwsr policy");
   if (!doc.contains(state))
     throw invalid_input(where + " holds a " + quote(doc.value("policy", "")) + " policy; expected " + state);
   try {
