@@ -72,8 +72,11 @@ TEST_CASE("dwsr leaderboard runs the quick suite for real and score reproduces i
   CHECK(suite["jobs"].size() == 24);
   CHECK(suite["probes"].contains("rss_increase_bytes"));
 
-  // The kernel agrees with the plan on every run (rss_cli_test's tolerance),
-  // and dwsr's own event peak is never above what the plan held.
+  // The kernel never sees more than the plan (rss_cli_test's tolerance), and
+  // agrees with it on every single-worker run; dwsr's own event peak is never
+  // above what the plan held. With several workers the plan holds their peaks
+  // together, and a loaded machine can keep them apart (measured: 36 % under
+  // the plan for 2 workers while other tests ran), so there it is a bound.
   const auto runs = dwsr::leaderboard::read_runs(dir / "lb" / "runs.csv");
   std::map<std::uint64_t, double> plan;
   std::istringstream pred(text_of(dir / "lb" / "predictions" / "plan.csv"));
@@ -85,7 +88,9 @@ TEST_CASE("dwsr leaderboard runs the quick suite for real and score reproduces i
   for (const auto& run : runs) {
     INFO("job " << run.job << " " << run.operators << " " << run.workers << "x" << run.threads << ": RSS increase "
                 << run.rss_increase << ", plan " << plan[run.job]);
-    CHECK(std::abs(double(run.rss_increase) - plan[run.job]) <= 0.02 * plan[run.job] + double(2u << 20));
+    CHECK(double(run.rss_increase) <= 1.02 * plan[run.job] + double(2u << 20));
+    if (run.workers == 1)
+      CHECK(std::abs(double(run.rss_increase) - plan[run.job]) <= 0.02 * plan[run.job] + double(2u << 20));
     CHECK(double(run.event_peak) <= plan[run.job]);
   }
 
