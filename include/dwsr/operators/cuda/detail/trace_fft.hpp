@@ -15,8 +15,9 @@
 /// holds 16 values, applies one pass's twiddles and in-register DFTs, and
 /// exchanges with its group through shared memory between passes. The
 /// forward's last pass leaves each thread exactly the values the inverse's
-/// first pass needs, and the first and last passes read and write global
-/// memory directly, so a pair costs 2 (L / 4 rounded up) - 2 exchanges.
+/// first pass needs, and the first pass reads global memory directly, so a
+/// pair costs 2 (L / 4 rounded up) - 2 exchanges, plus one through shared
+/// memory to hand the results to the store a few at a time.
 ///
 /// Written once for the device and the host: the kernel runs the group's
 /// threads in parallel with __syncthreads, a host test runs them as threads
