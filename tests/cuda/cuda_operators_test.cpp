@@ -190,6 +190,33 @@ TEST_CASE("a CUDA plan: power-of-two traces take the fused path, input and outpu
   CHECK(device_totals_of(longer.events()).work > 0);
 }
 
+TEST_CASE("a CUDA plan: the tile path holds input and output only; wide passes take a temporary") {
+  const shape3 s{16, 16, 256};
+  const auto cube = s.voxels() * 4;
+  // Windows of 3 taps, or along time only: one tiled launch, no temporary (the weights aside).
+  for (const auto& [name, p] : std::vector<std::pair<std::string, params>>{
+           {"rms", {}}, {"convolution", {}}, {"first_derivative", {}}, {"first_derivative", {{"axis", "0"}}}}) {
+    INFO(describe(name, p));
+    recorder rec;
+    cu::plan(name, p, s, rec);
+    const auto d = device_totals_of(rec.events());
+    CHECK(d.peak >= 2 * cube);
+    CHECK(d.peak <= 2 * cube + 1024);
+  }
+  // The structure tensor: input, output and three gradients, none with a temporary.
+  recorder gst;
+  cu::plan("gst_3d_dip", {}, s, gst);
+  CHECK(device_totals_of(gst.events()).peak <= 5 * cube + 4096);
+  // 9 or 5 taps on every axis: the separate passes, through a temporary.
+  for (const auto& [name, p] : std::vector<std::pair<std::string, params>>{
+           {"gaussian", {}}, {"second_derivative", {}}, {"gaussian", {{"sigmas", "20,20,20"}}}}) {
+    INFO(describe(name, p));
+    recorder rec;
+    cu::plan(name, p, s, rec);
+    CHECK(device_totals_of(rec.events()).peak >= 3 * cube);
+  }
+}
+
 TEST_CASE("on a GPU: every CUDA operator equals the CPU one; meta == real event for event; device memory == events") {
   if (cu::device_count() == 0) {
     WARN("no CUDA device: the device checks did not run");

@@ -11,10 +11,14 @@
 
 #include "dwsr/exec/host_context.hpp"
 #include "dwsr/exec/meta_context.hpp"
+#include "dwsr/io/synthetic.hpp"
 #include "dwsr/memory/recorder.hpp"
+#include "dwsr/operators/cuda/detail/window_passes.hpp"
 #include "dwsr/operators/detail/rank_filter.hpp"
 #include "dwsr/operators/detail/separable.hpp"
 #include "dwsr/operators/detail/slice_stream.hpp"
+#include "dwsr/operators/noise_reduction.hpp"
+#include "dwsr/operators/signal.hpp"
 #include "operator_test_support.hpp"
 
 using namespace dwsr;
@@ -216,4 +220,180 @@ TEST_CASE("the 3x3x3 median network selects what a full sort selects, ties, infi
     INFO(to_string(s));
     CHECK(wrong == 0);
   }
+}
+
+// The CUDA window filters' tile path (operators/cuda/detail/tile_filter.hpp),
+// run on the host: every tile, each phase's threads in turn, as the device
+// runs them between barriers.
+namespace {
+
+namespace cuda = dwsr::operators::cuda::detail;
+
+/// The tile path's output, taken whatever its work; `writes` counts the stores per voxel.
+std::vector<float> tile_path(const cuda::separable_spec& spec, const std::vector<float>& x, shape3 s,
+                             std::vector<int>& writes) {
+  const auto w = spec.weights();
+  const auto f = spec.tile(s, w.data(), std::numeric_limits<double>::infinity());
+  REQUIRE(f.passes == int(spec.passes.size()));
+  REQUIRE(f.shared_bytes() <= cuda::tile_shared_bytes);
+  std::vector<float> y(s.voxels(), NAN);
+  writes.assign(s.voxels(), 0);
+  std::vector<float> first(std::size_t(f.first_floats()), NAN), second(std::size_t(f.second_floats()), NAN);
+  const int n1 = int(s.crosslines), n2 = int(s.samples);
+  auto load = [&](float* d, int i, int j, int t) { *d = x[std::size_t((i * n1 + j) * n2 + t)]; };
+  auto store = [&](int i, int j, int t, float v) {
+    const auto at = std::size_t((i * n1 + j) * n2 + t);
+    y[at] = v;
+    ++writes[at];
+  };
+  for (int b0 = 0; b0 < f.tiles(0); ++b0)
+    for (int b1 = 0; b1 < f.tiles(1); ++b1)
+      for (int b2 = 0; b2 < f.tiles(2); ++b2) {
+        const int origin[3] = {b0 * f.tile[0], b1 * f.tile[1], b2 * f.tile[2]};
+        for (int t = 0; t < cuda::tile_threads; ++t) f.load_phase(t, cuda::tile_threads, origin, first.data(), load);
+        for (int p = 0; p < f.passes; ++p)
+          for (int t = 0; t < cuda::tile_threads; ++t)
+            f.pass_phase(p, t, cuda::tile_threads, origin, first.data(), second.data(), store);
+      }
+  return y;
+}
+
+/// The same passes one after the other over the whole cube (the device's fallback).
+std::vector<float> separate_passes(const cuda::separable_spec& spec, const std::vector<float>& x, shape3 s) {
+  const auto w = spec.weights();
+  std::vector<float> src = x, dst(x.size());
+  const std::int64_t n[3] = {std::int64_t(s.inlines), std::int64_t(s.crosslines), std::int64_t(s.samples)};
+  for (std::size_t k = 0; k < spec.passes.size(); ++k) {
+    const auto m = spec.math(k, w.data());
+    const int a = spec.passes[k].axis;
+    for (std::int64_t i = 0; i < n[0]; ++i)
+      for (std::int64_t j = 0; j < n[1]; ++j)
+        for (std::int64_t t = 0; t < n[2]; ++t) {
+          const std::int64_t c[3] = {i, j, t};
+          dst[std::size_t((i * n[1] + j) * n[2] + t)] = m.value([&](int d) {
+            std::int64_t at[3] = {i, j, t};
+            at[a] = cuda::reflect(c[a] + d, n[a]);
+            return src[std::size_t((at[0] * n[1] + at[1]) * n[2] + at[2])];
+          });
+        }
+    std::swap(src, dst);
+  }
+  return src;
+}
+
+template <class Op>
+std::vector<float> cpu_output(const Op& op, const std::vector<float>& x, shape3 s) {
+  std::vector<float> y(s.voxels());
+  event_bus bus;
+  host_context ctx(bus);
+  const array_ref out[] = {{dtype::float32, y.data(), s}};
+  op.run(ctx, cube_view<const float>(x.data(), s), out);
+  return y;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("the CUDA tile path gives the CPU window operators' bits, each voxel written once") {
+  // Partial tiles on every axis, axes shorter than the halo (the reflection repeats), one voxel.
+  for (const shape3 s : {shape3{7, 9, 200}, {9, 17, 70}, {3, 2, 37}, {2, 3, 5}, {1, 1, 1}}) {
+    std::vector<float> x(s.voxels());
+    io::generate_synthetic(s, 5, x.data());
+    struct filter_case {
+      const char* op;
+      const char* param;
+      cuda::separable_spec spec;
+      std::vector<float> cpu;
+    };
+    std::vector<filter_case> cases;
+    auto add = [&](const char* op, const char* param, cuda::separable_spec spec, std::vector<float> cpu) {
+      cases.push_back({op, param, std::move(spec), std::move(cpu)});
+    };
+    for (const auto& [text, sigmas] : {std::pair{"1,1,1", std::array{1.0, 1.0, 1.0}},
+                                       {"2,1,0.5", std::array{2.0, 1.0, 0.5}},
+                                       {"0,1.5,0", std::array{0.0, 1.5, 0.0}}}) {
+      operators::gaussian op;
+      op.sigmas = sigmas;
+      add("gaussian", text, cuda::gaussian_spec(op), cpu_output(op, x, s));
+    }
+    using window = std::array<std::uint64_t, 3>;
+    for (const auto& [text, k] : {std::pair{"3,3,3", window{3, 3, 3}}, {"5,1,3", window{5, 1, 3}}}) {
+      operators::convolution op;
+      op.kernel = k;
+      add("convolution", text, cuda::convolution_spec(op.kernel), cpu_output(op, x, s));
+    }
+    for (const auto& [text, k] : {std::pair{"1,1,9", window{1, 1, 9}}, {"3,3,9", window{3, 3, 9}}}) {
+      operators::rms op;
+      op.kernel = k;
+      add("rms", text, cuda::rms_spec(op.kernel), cpu_output(op, x, s));
+    }
+    for (const auto& [text, axis] : {std::pair{"0", 0}, {"1", 1}, {"2", 2}}) {
+      operators::first_derivative first;
+      first.axis = axis;
+      add("first_derivative", text, cuda::derivative_spec<first_stencil>(axis), cpu_output(first, x, s));
+      operators::second_derivative second;
+      second.axis = axis;
+      add("second_derivative", text, cuda::derivative_spec<second_stencil>(axis), cpu_output(second, x, s));
+    }
+    for (const auto& c : cases) {
+      INFO(c.op << " " << c.param << " on " << to_string(s));
+      std::vector<int> writes;
+      const auto y = tile_path(c.spec, x, s, writes);
+      CHECK(std::all_of(writes.begin(), writes.end(), [](int n) { return n == 1; }));
+      CHECK(same_bits(y, c.cpu));
+      CHECK(same_bits(separate_passes(c.spec, x, s), c.cpu));
+    }
+    // The structure tensor's gradients: scipy's symmetric forms, against the separate passes.
+    for (int a = 0; a < 3; ++a) {
+      INFO("gradient along " << a << " on " << to_string(s));
+      const auto spec =
+          cuda::derivative_spec<first_stencil>(a, cuda::tap_form::antisymmetric3, cuda::tap_form::symmetric3);
+      std::vector<int> writes;
+      CHECK(same_bits(tile_path(spec, x, s, writes), separate_passes(spec, x, s)));
+    }
+  }
+}
+
+TEST_CASE("the CUDA tile path's plan: the largest tile within 48 KiB, where it adds few taps") {
+  const shape3 s{64, 64, 256};
+  const auto w = std::vector<double>(64, 0.0);
+  // 3 taps on every axis: 8x8x32, 10x10x34 loaded; 27 % more taps than separate passes.
+  operators::first_derivative first;
+  auto f = cuda::derivative_spec<first_stencil>(first.axis).tile(s, w.data());
+  REQUIRE(f.passes == 3);
+  CHECK(f.tile[0] == 8);
+  CHECK(f.tile[1] == 8);
+  CHECK(f.tile[2] == 32);
+  CHECK(f.shared_bytes() == (10 * 10 * 34 + 10 * 10 * 32) * 4);
+  CHECK(f.work() == Approx((10 * 10 * 32 + 8 * 10 * 32 + 8 * 8 * 32) * 3.0 / (8 * 8 * 32) / 9));
+  // A trace-only window: one pass, no second buffer, no extra taps.
+  f = cuda::rms_spec({1, 1, 9}).tile(s, w.data());
+  CHECK(f.passes == 1);
+  CHECK(f.tile[0] == 8);
+  CHECK(f.second_floats() == 0);
+  CHECK(f.work() == 1.0);
+  // 9 taps on every axis: 8x8x32 would take 60 KiB, 4x8x32 fits but makes 58 % more taps.
+  const auto gaussian = cuda::gaussian_spec(operators::gaussian{});
+  f = gaussian.tile(s, w.data(), 2.0);
+  REQUIRE(f.passes == 3);
+  CHECK(f.tile[0] == 4);
+  CHECK(f.shared_bytes() == (12 * 16 * 40 + 4 * 16 * 40) * 4);
+  CHECK(f.work() == Approx(4.75 / 3));
+  CHECK(gaussian.tile(s, w.data()).passes == 0);
+  // Too wide for any tile (sigma 20: 161 taps), an axis twice, a cube of 2^31 voxels: not the tile path.
+  operators::gaussian wide;
+  wide.sigmas = {20, 20, 20};
+  CHECK(cuda::gaussian_spec(wide).tile(s, w.data(), 100.0).passes == 0);
+  const cuda::separable_spec twice({{0, kernel_recipe::uniform(3)}, {0, kernel_recipe::uniform(3)}}, false,
+                                   cuda::pass_finish::none);
+  CHECK(twice.tile(s, w.data()).passes == 0);
+  CHECK(cuda::convolution_spec({3, 3, 3}).tile({2048, 1024, 1024}, w.data()).passes == 0);
+  CHECK(cuda::convolution_spec({3, 3, 3}).tile({2048, 1024, 1023}, w.data()).passes == 3);
+  // No axis filtered: the identity pass still squares and finishes.
+  const auto identity = cuda::rms_spec({1, 1, 1});
+  REQUIRE(identity.passes.size() == 1);
+  CHECK(identity.tile(s, w.data()).passes == 1);
 }

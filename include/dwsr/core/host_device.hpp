@@ -8,3 +8,11 @@
 #else
 #define DWSR_HOST_DEVICE
 #endif
+
+/// Unrolls the loop it precedes in device code (loops over small arrays
+/// that must stay in registers); nothing on the host.
+#if defined(__CUDA_ARCH__)
+#define DWSR_UNROLL _Pragma("unroll")
+#else
+#define DWSR_UNROLL
+#endif

@@ -50,7 +50,10 @@ inline std::string format_value(const param_value& v) {
   if (auto* d = std::get_if<double>(&v)) return number(*d);
   if (auto* s = std::get_if<std::string>(&v)) return *s;
   std::string out;
-  for (double x : std::get<std::vector<double>>(v)) out += (out.empty() ? "" : ",") + number(x);
+  for (double x : std::get<std::vector<double>>(v)) {
+    if (!out.empty()) out += ',';
+    out += number(x);
+  }
   return out;
 }
 

@@ -7,8 +7,8 @@
 /// eigen-solve (detail/symmetric_eigen.hpp, compiled for both sides) and
 /// their own per-voxel finish.
 ///
-/// Memory (device): input, outputs, the three gradients and, while each is
-/// made, one temporary (separable passes): 5-6x the input; the NumPy
+/// Memory (device): input, outputs and the three gradients (each one
+/// tiled launch, no temporary on the tile path): 5-6x the input; the NumPy
 /// reference holds every gradient product and a 3x3 matrix per voxel (11-59x).
 /// Limit: arithmetic per voxel (3 x 6 x window products and sums, ~150
 /// double operations of the eigen-solve); the gradients are memory-bound.
@@ -36,10 +36,8 @@ std::array<buffer<float, Ctx>, 3> gradients(Ctx& ctx, cube_view<const float> in)
   for (int a = 0; a < 3; ++a)
     g[std::size_t(a)] = ctx.template allocate<float>(in.shape().voxels(), buffer_role::temporary);
   for (int a = 0; a < 3; ++a) {
-    std::vector<device_pass> passes{{a, stencil::derivative(), tap_form::antisymmetric3}};
-    for (int b = 0; b < 3; ++b)
-      if (b != a) passes.push_back({b, stencil::smoothing(), tap_form::symmetric3});
-    separable_filter(ctx, in.data(), g[std::size_t(a)].data(), in.shape(), passes);
+    separable_filter(ctx, in.data(), g[std::size_t(a)].data(), in.shape(),
+                     derivative_spec<stencil>(a, tap_form::antisymmetric3, tap_form::symmetric3));
   }
   return g;
 }

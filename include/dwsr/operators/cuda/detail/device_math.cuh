@@ -1,11 +1,13 @@
 #pragma once
-/// \file Per-voxel math of the CUDA operators, `__host__ __device__` so that
+/// \file Per-voxel math of the CUDA operators, `DWSR_HOST_DEVICE` so that
 /// the same function is called from a kernel and from a host check, and the
 /// launch helpers they share: scipy.ndimage's "reflect" border, and loops
-/// over the voxels of a cube view.
+/// over the voxels of a cube view. Plain C++ outside nvcc, so that host
+/// tests include it too.
 
 #include <cstdint>
 
+#include "dwsr/core/host_device.hpp"
 #include "dwsr/core/shape.hpp"
 
 namespace dwsr::operators::cuda::detail {
@@ -13,7 +15,7 @@ namespace dwsr::operators::cuda::detail {
 /// scipy.ndimage's "reflect" border (d c b a | a b c d | d c b a) of index i
 /// on an axis of n samples (n >= 1), for any i; indices inside the axis (the
 /// common case) cost one comparison.
-__host__ __device__ inline std::int64_t reflect(std::int64_t i, std::int64_t n) {
+DWSR_HOST_DEVICE inline std::int64_t reflect(std::int64_t i, std::int64_t n) {
   if (i >= 0 && i < n) return i;
   if (n == 1) return 0;
   const std::int64_t period = 2 * n;
@@ -25,12 +27,12 @@ __host__ __device__ inline std::int64_t reflect(std::int64_t i, std::int64_t n) 
 /// The three axis lengths and strides of a C-order cube (time fastest).
 struct cube_geometry {
   std::int64_t n[3];  ///< inline, crossline, time
-  __host__ __device__ std::int64_t at(std::int64_t il, std::int64_t x, std::int64_t t) const {
+  DWSR_HOST_DEVICE std::int64_t at(std::int64_t il, std::int64_t x, std::int64_t t) const {
     return (il * n[1] + x) * n[2] + t;
   }
   /// The coordinates of voxel i (32-bit divisions where the cube allows: a
   /// 64-bit one costs several times more on a GPU).
-  __host__ __device__ void split(std::uint64_t i, std::int64_t& il, std::int64_t& x, std::int64_t& t) const {
+  DWSR_HOST_DEVICE void split(std::uint64_t i, std::int64_t& il, std::int64_t& x, std::int64_t& t) const {
     if (i <= 0xffffffffu && n[1] * n[2] <= 0xffffffff) {
       const auto j = static_cast<std::uint32_t>(i), nt = static_cast<std::uint32_t>(n[2]);
       const auto r = j / nt;
@@ -51,6 +53,6 @@ struct cube_geometry {
 };
 
 /// NaN -> 0, as the reference's operators finish.
-__host__ __device__ inline float nan_to_zero(float v) { return v != v ? 0.0f : v; }
+DWSR_HOST_DEVICE inline float nan_to_zero(float v) { return v != v ? 0.0f : v; }
 
 }  // namespace dwsr::operators::cuda::detail

@@ -1,14 +1,19 @@
 #pragma once
 /// \file Window filters on the device with scipy.ndimage's semantics (reflect
-/// borders, origin 0): separable correlations along any axes (one launch per
-/// pass, double accumulation as the CPU's passes), and the exact rank of a
-/// box window (the median).
+/// borders, origin 0): separable correlations along any axes (double
+/// accumulation as the CPU's passes), and the exact rank of a box window
+/// (the median).
 ///
-/// Memory (device): the weights (a few doubles) and, for two or more passes,
-/// one cube-sized temporary (passes ping-pong between it and the output).
-/// Limit: each pass reads its source once through the cache and writes once,
-/// 8 bytes a voxel a pass of device memory traffic.
+/// Memory (device): the weights (a few doubles); on the tile path (up to
+/// three passes on distinct axes, tile_filter.hpp) nothing else. Where that
+/// path does not apply, one cube-sized temporary for two or more passes
+/// (one launch per pass, ping-ponging between it and the output).
+/// Limit: the taps in double without FMA (a conversion, a multiply and an
+/// add each), not device memory: the tile path reads and writes the cube
+/// once, separate passes once per pass, at the same speed where the tile
+/// path makes no more taps (tile_filter.hpp's tile_max_work).
 
+#include <cuda_pipeline.h>
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -20,59 +25,28 @@
 #include "dwsr/exec/detail/cuda_check.hpp"
 #include "dwsr/memory/event.hpp"
 #include "dwsr/operators/cuda/detail/device_math.cuh"
+#include "dwsr/operators/cuda/detail/tile_filter.hpp"
+#include "dwsr/operators/cuda/detail/window_passes.hpp"
 #include "dwsr/operators/detail/separable.hpp"
 
 namespace dwsr::operators::cuda::detail {
 
-/// How a pass combines its taps.
-enum class tap_form : std::uint8_t {
-  ascending,       ///< sum of w[j] x[j] in ascending j (the CPU's separable passes)
-  symmetric3,      ///< x0 w1 + (x- + x+) w0: scipy's symmetric form (the GST's gradients)
-  antisymmetric3,  ///< x0 * 0 + (x- - x+) * -0.5: scipy's antisymmetric form
-};
-
-/// What the last pass of a filter applies to its result (fused, saving a pass).
-enum class pass_finish : std::uint8_t { none, nan_to_zero, sqrt_nan_to_zero };
-
-/// One correlation pass along `axis` with 2 r + 1 weights, in double without
-/// fused multiply-adds (the CPU's arithmetic, so the passes agree bit for
-/// bit); `square` squares the source samples first (the rms's x^2).
+/// One correlation pass along `axis` over the whole cube: the separate
+/// passes, where the tile path would recompute too many taps (gaussian's),
+/// or does not fit (windows too wide, cubes too large for its grid).
 struct axis_pass_kernel {
   const float* src;
   float* dst;
   cube_geometry g;
-  const double* w;
   int axis;
-  std::int64_t r;
-  bool square;
-  tap_form form;
-  pass_finish finish;
-  /// The pass's value, at(k) giving the source sample k steps along the axis.
-  template <class At>
-  __device__ float value(At&& at) const {
-    auto tap = [&](auto k) -> double {
-      const double v = at(k);
-      return square ? __dmul_rn(v, v) : v;
-    };
-    double acc = 0;
-    if (form == tap_form::symmetric3)
-      acc = __dadd_rn(__dmul_rn(tap(0), w[1]), __dmul_rn(__dadd_rn(tap(-1), tap(1)), w[0]));
-    else if (form == tap_form::antisymmetric3)
-      acc = __dadd_rn(__dmul_rn(tap(0), 0.0), __dmul_rn(__dsub_rn(tap(-1), tap(1)), -0.5));
-    else
-      for (std::int64_t k = -r; k <= r; ++k) acc = __dadd_rn(acc, __dmul_rn(w[k + r], tap(k)));
-    const auto y = static_cast<float>(acc);
-    return finish == pass_finish::none          ? y
-           : finish == pass_finish::nan_to_zero ? nan_to_zero(y)
-                                                : nan_to_zero(sqrtf(y));
-  }
+  pass_math m;
   /// Voxel i of any cube (64-bit indices, its coordinates by division).
   __device__ void operator()(std::uint64_t i, std::uint64_t, std::size_t) const {
     std::int64_t c[3];
     g.split(i, c[0], c[1], c[2]);
     const std::int64_t stride = axis == 0 ? g.n[1] * g.n[2] : axis == 1 ? g.n[2] : 1;
     const std::int64_t base = std::int64_t(i) - c[axis] * stride;
-    dst[i] = value([&](std::int64_t k) { return src[base + reflect(c[axis] + k, g.n[axis]) * stride]; });
+    dst[i] = m.value([&](int k) { return src[base + reflect(c[axis] + k, g.n[axis]) * stride]; });
   }
 };
 
@@ -90,9 +64,9 @@ __global__ void __launch_bounds__(256) axis_pass_grid(axis_pass_kernel p) {
   const int stride = Axis == 0 ? int(p.g.n[1]) * n2 : Axis == 1 ? n2 : 1;
   const int i = (c[0] * int(p.g.n[1]) + c[1]) * n2 + t;
   const int base = i - c[Axis] * stride;
-  const bool interior = c[Axis] - p.r >= 0 && c[Axis] + p.r < n;
-  p.dst[i] = p.value([&](std::int64_t k) {
-    const int at = interior ? c[Axis] + int(k) : int(reflect(c[Axis] + k, n));
+  const bool interior = c[Axis] - p.m.before >= 0 && c[Axis] + p.m.after < n;
+  p.dst[i] = p.m.value([&](int k) {
+    const int at = interior ? c[Axis] + k : int(reflect(c[Axis] + k, n));
     return p.src[base + at * stride];
   });
 }
@@ -116,45 +90,68 @@ void launch_axis_pass(Ctx& ctx, shape3 s, const axis_pass_kernel& pass) {
   }
 }
 
-/// A pass of a separable filter: its axis and weights.
-struct device_pass {
-  int axis;
-  operators::detail::kernel_recipe recipe;
-  tap_form form = tap_form::ascending;
-};
+/// The tile path (tile_filter.hpp): one block a tile, grid x along time,
+/// y crossline, z inline; the load copies global to shared memory
+/// asynchronously (cp.async from sm_80). The passes' loop is unrolled so
+/// that each reads its pass_math from the parameters directly. (A template,
+/// so that every translation unit including this header may instantiate it.)
+template <class Filter>
+__global__ void __launch_bounds__(tile_threads)
+    tile_filter_kernel(const float* __restrict__ src, float* __restrict__ dst, Filter f) {
+  extern __shared__ float shared[];
+  float* first = shared;
+  float* second = shared + f.first_floats();
+  const int origin[3] = {int(blockIdx.z) * f.tile[0], int(blockIdx.y) * f.tile[1], int(blockIdx.x) * f.tile[2]};
+  const int n1 = f.n[1], n2 = f.n[2];
+  const int t = int(threadIdx.x);
+  f.load_phase(t, tile_threads, origin, first, [&](float* d, int i, int x, int k) {
+    __pipeline_memcpy_async(d, src + (i * n1 + x) * n2 + k, sizeof(float));
+  });
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
+  __syncthreads();
+#pragma unroll
+  for (int s = 0; s < 3; ++s)
+    if (s < f.passes) {
+      f.pass_phase(s, t, tile_threads, origin, first, second,
+                   [&](int i, int x, int k, float v) { dst[(i * n1 + x) * n2 + k] = v; });
+      __syncthreads();
+    }
+}
 
-/// Correlates `in` with the passes in order into `out` (both device, one
-/// shape), then applies `finish`. With no pass (no axis filtered), one pass
-/// of the identity still applies the squaring and the finish. `square_first`
-/// squares the input samples.
+/// Correlates `in` with the filter's passes into `out` (both device, one
+/// shape). Up to three passes on distinct axes run as one tiled launch with
+/// no temporary (tile_filter.hpp); otherwise, or where that path does not
+/// apply (plan_tile), one launch per pass through a cube-sized temporary.
+/// The meta context takes the same path from the same shape.
 template <class Ctx>
-void separable_filter(Ctx& ctx, const float* in, float* out, shape3 shape, std::span<const device_pass> passes,
-                      bool square_first = false, pass_finish finish = pass_finish::none) {
-  const device_pass identity{2, operators::detail::kernel_recipe::uniform(1)};
-  if (passes.empty()) passes = std::span(&identity, 1);
-  std::vector<double> host;
-  for (const auto& p : passes) {
-    const auto at = host.size();
-    host.resize(at + p.recipe.size());
-    p.recipe.fill(host.data() + at);
-  }
+void separable_filter(Ctx& ctx, const float* in, float* out, shape3 shape, const separable_spec& spec) {
+  const auto host = spec.weights();
   auto weights = ctx.template allocate<double>(host.size(), buffer_role::workspace);
+  auto tile = spec.tile(shape, weights.data());
   decltype(ctx.template allocate<float>(0, buffer_role::temporary)) temp;
-  if (passes.size() >= 2) temp = ctx.template allocate<float>(shape.voxels(), buffer_role::temporary);
+  if (tile.passes == 0 && spec.passes.size() >= 2)
+    temp = ctx.template allocate<float>(shape.voxels(), buffer_role::temporary);
   ctx.compute([&] {
     ctx.copy(weights.data(), host.data(), host.size() * sizeof(double));
-    // Ping-pong so that the last pass writes `out`.
-    const float* src = in;
-    std::uint64_t offset = 0;
-    for (std::size_t k = 0; k < passes.size(); ++k) {
-      float* dst = (passes.size() - k) % 2 == 1 ? out : temp.data();
-      const auto size = passes[k].recipe.size();
-      launch_axis_pass(ctx, shape,
-                       axis_pass_kernel{src, dst, cube_geometry::of(shape), weights.data() + offset, passes[k].axis,
-                                        std::int64_t(size / 2), square_first && k == 0, passes[k].form,
-                                        k + 1 == passes.size() ? finish : pass_finish::none});
-      offset += size;
-      src = dst;
+    if constexpr (Ctx::computes) {
+      if (tile.passes > 0 && shape.voxels() > 0) {
+        const dim3 grid(unsigned(tile.tiles(2)), unsigned(tile.tiles(1)), unsigned(tile.tiles(0)));
+        tile_filter_kernel<<<grid, tile_threads, unsigned(tile.shared_bytes()), ctx.stream()>>>(in, out, tile);
+        dwsr::detail::cuda_check(cudaGetLastError(), "tile filter launch");
+      }
+    }
+    if (tile.passes == 0) {
+      // Ping-pong so that the last pass writes `out`.
+      const float* src = in;
+      const auto n = spec.passes.size();
+      for (std::size_t k = 0; k < n; ++k) {
+        float* dst = (n - k) % 2 == 1 ? out : temp.data();
+        launch_axis_pass(
+            ctx, shape,
+            axis_pass_kernel{src, dst, cube_geometry::of(shape), spec.passes[k].axis, spec.math(k, weights.data())});
+        src = dst;
+      }
     }
     ctx.synchronize();  // the host weights go out of scope
   });
