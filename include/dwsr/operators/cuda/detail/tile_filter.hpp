@@ -263,7 +263,7 @@ inline constexpr int tile_candidates[][3] = {{8, 8, 32}, {4, 8, 32}, {4, 4, 32},
                                              {2, 2, 32}, {1, 2, 32}, {1, 1, 32}};
 
 /// The tile filter of passes along axis[p] with size[p] weights over a cube
-/// of extents n, its weights and forms left for the caller; passes == 0
+/// of extents n, its passes' arithmetic (math) left for the caller; passes == 0
 /// where the tile path does not apply: no pass or more than 3, an axis
 /// filtered twice, a cube of 2^31 voxels or more or of more than 65535 tiles
 /// along inline or crossline (the launch grid), no candidate tile within
@@ -282,8 +282,6 @@ inline tile_filter plan_tile(const std::int64_t n[3], int passes, const int axis
     f.axis[p] = a;
     f.lo[a] = int(size[p] / 2);
     f.hi[a] = int(size[p] - 1 - size[p] / 2);
-    f.math[p].before = f.lo[a];
-    f.math[p].after = f.hi[a];
   }
   for (int a = 0; a < 3; ++a) f.n[a] = int(n[a]);
   f.passes = passes;

@@ -32,15 +32,6 @@
 #include <cmath>
 #endif
 
-// The passes' loops have constant trip counts: unrolled, their arrays stay in registers.
-#if defined(__CUDA_ARCH__)
-#define DWSR_FFT_UNROLL _Pragma("unroll")
-#elif defined(__CUDACC__)
-#define DWSR_FFT_UNROLL  // nvcc's host pass: the host never runs these from a .cu
-#else
-#define DWSR_FFT_UNROLL _Pragma("GCC unroll 16")
-#endif
-
 namespace dwsr::operators::cuda::detail {
 
 /// The shortest and longest traces of the fused path (shared memory bounds the longest).
@@ -103,9 +94,9 @@ DWSR_HOST_DEVICE inline cfloat unit_root(float turns) {
 /// (sub-DFTs of 2 Half points), then the stages below it.
 template <int R, int Half>
 DWSR_HOST_DEVICE inline void dif_stages(cfloat* v) {
-  DWSR_FFT_UNROLL
+  DWSR_UNROLL
   for (int base = 0; base < R; base += 2 * Half) {
-    DWSR_FFT_UNROLL
+    DWSR_UNROLL
     for (int i = 0; i < Half; ++i) {
       const cfloat a = v[base + i], b = v[base + i + Half];
       v[base + i] = cadd(a, b);
@@ -128,9 +119,9 @@ DWSR_HOST_DEVICE inline void dft(cfloat* v) {
   dif_stages<R, R / 2>(v);
   // Decimation in frequency leaves X[k] at v[bit_reverse(k)].
   cfloat x[R];
-  DWSR_FFT_UNROLL
+  DWSR_UNROLL
   for (int k = 0; k < R; ++k) x[k] = v[bit_reverse<R>(k)];
-  DWSR_FFT_UNROLL
+  DWSR_UNROLL
   for (int k = 0; k < R; ++k) v[k] = x[k];
 }
 
@@ -147,14 +138,14 @@ DWSR_HOST_DEVICE constexpr int group_floats(int n) { return n + n / 16; }
 template <int N, int R, int Ns>
 DWSR_HOST_DEVICE inline void butterflies(cfloat* v, int t) {
   constexpr int threads = N / 16;
-  DWSR_FFT_UNROLL
+  DWSR_UNROLL
   for (int b = 0; b < 16 / R; ++b) {
     cfloat* u = v + b * R;
     if constexpr (Ns > 1) {
       const int j = t + b * threads;
       const cfloat w = unit_root(-float(j % Ns) / float(Ns * R));
       cfloat wr = w;
-      DWSR_FFT_UNROLL
+      DWSR_UNROLL
       for (int r = 1; r < R; ++r) {
         u[r] = cmul(u[r], wr);
         wr = cmul(wr, w);
@@ -169,11 +160,11 @@ DWSR_HOST_DEVICE inline void butterflies(cfloat* v, int t) {
 template <int N, int Rp, int Nsp, int R, class Sync>
 DWSR_HOST_DEVICE inline void exchange(cfloat* v, int t, float* re, float* im, Sync& sync) {
   constexpr int threads = N / 16;
-  DWSR_FFT_UNROLL
+  DWSR_UNROLL
   for (int b = 0; b < 16 / Rp; ++b) {
     const int j = t + b * threads;
     const int d = (j / Nsp) * Nsp * Rp + j % Nsp;
-    DWSR_FFT_UNROLL
+    DWSR_UNROLL
     for (int r = 0; r < Rp; ++r) {
       const int p = padded(d + r * Nsp);
       re[p] = v[b * Rp + r].re;
@@ -181,10 +172,10 @@ DWSR_HOST_DEVICE inline void exchange(cfloat* v, int t, float* re, float* im, Sy
     }
   }
   sync();
-  DWSR_FFT_UNROLL
+  DWSR_UNROLL
   for (int b = 0; b < 16 / R; ++b) {
     const int j = t + b * threads;
-    DWSR_FFT_UNROLL
+    DWSR_UNROLL
     for (int r = 0; r < R; ++r) {
       const int p = padded(j + r * (N / R));
       v[b * R + r] = {re[p], im[p]};
@@ -228,15 +219,15 @@ DWSR_HOST_DEVICE inline void hilbert_pair(int t, float* re, float* im, Load&& lo
   static_assert(L >= fused_min_log2 && L <= fused_max_log2);
   constexpr int N = 1 << L, threads = N / 16, last = L % 4 ? 1 << (L % 4) : 16;
   cfloat v[16];
-  DWSR_FFT_UNROLL
+  DWSR_UNROLL
   for (int r = 0; r < 16; ++r) v[r] = load(t + r * threads);
   butterflies<N, 16, 1>(v, t);
   forward_passes<N, 16>(v, t, re, im, sync);
   // v[b last + r] holds Z[k], k = t + b n/16 + r n/last: apply -i sign(k),
   // conjugated for the inverse (conj(-i s Z) = s (Im Z, Re Z)).
-  DWSR_FFT_UNROLL
+  DWSR_UNROLL
   for (int b = 0; b < 16 / last; ++b) {
-    DWSR_FFT_UNROLL
+    DWSR_UNROLL
     for (int r = 0; r < last; ++r) {
       const int k = t + b * threads + r * (N / last);
       const float s = (k == 0 || k == N / 2) ? 0.0f : (k < N / 2 ? 1.0f : -1.0f);
@@ -250,7 +241,7 @@ DWSR_HOST_DEVICE inline void hilbert_pair(int t, float* re, float* im, Load&& lo
   // registers at once would hold their addresses and reloaded inputs live
   // together and double the kernel's registers.
   constexpr float scale = 1.0f / float(N);
-  DWSR_FFT_UNROLL
+  DWSR_UNROLL
   for (int r = 0; r < 16; ++r) {
     const int p = padded(t + r * threads);
     re[p] = v[r].re * scale;
