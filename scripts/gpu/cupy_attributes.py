@@ -195,6 +195,24 @@ class Formulations:
         d = nd.correlate1d(d, self._smoothing, axis=0, mode="reflect")
         return nd.correlate1d(d, self._smoothing, axis=1, mode="reflect")
 
+    def relative_amplitude_change(self, x: Any) -> Any:
+        """clip(first_derivative(envelope) / envelope, -1, 1), NaN -> 0."""
+        cp = self.cp
+        env = self.envelope(x)
+        return cp.clip(cp.nan_to_num(self.first_derivative(env) / env, nan=0.0), -1.0, 1.0)
+
+    def instantaneous_frequency(self, x: Any, fs: float = 250.0) -> Any:
+        """|first_derivative(unwrap(phase))| / 2 pi * fs (fs: dwsr's default, 4 ms)."""
+        cp = self.cp
+        phase = cp.unwrap(cp.angle(self.hilbert(x)), axis=-1)
+        return cp.abs(self.first_derivative(phase) / (2 * cp.pi) * fs)
+
+    def sweetness(self, x: Any) -> Any:
+        """envelope / max(instantaneous frequency, 5)."""
+        cp = self.cp
+        f = self.instantaneous_frequency(x)
+        return self.envelope(x) / cp.maximum(f, 5.0)
+
     def function(self, op: str) -> Callable[[Any], Any]:
         """The formulation of `op`."""
         return getattr(self, op)
@@ -212,6 +230,9 @@ class Formulations:
             "rms": "cupy.sqrt(cupyx.scipy.ndimage.uniform_filter1d(x*x, size=9, axis=-1, mode='reflect'))",
             "first_derivative": "correlate1d(x, [-0.5,0,0.5], axis=-1), then correlate1d with "
             "[0.178947,0.642105,0.178947] along axis 0 and axis 1 (mode='reflect', float32 weights)",
+            "relative_amplitude_change": f"cupy.clip(nan_to_num(first_derivative(env) / env), -1, 1), env = cupy.abs({h})",
+            "instantaneous_frequency": f"cupy.abs(first_derivative(cupy.unwrap(cupy.angle({h}))) / (2 pi) * 250)",
+            "sweetness": "envelope(x) / cupy.maximum(instantaneous_frequency(x), 5), each its own analytic signal",
         }[op]
 
 

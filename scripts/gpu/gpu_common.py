@@ -37,6 +37,9 @@ COMPARED_OPS = (
     "median",
     "rms",
     "first_derivative",
+    "relative_amplitude_change",
+    "instantaneous_frequency",
+    "sweetness",
 )
 
 class UsageError(Exception):

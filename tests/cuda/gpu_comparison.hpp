@@ -3,13 +3,16 @@
 // bench/cuda_table: the largest difference over well-conditioned voxels and
 // the tolerance of the reference tests (1e-4 max(1, max |cpu|)).
 //
-// The phase attributes are ill-conditioned where the analytic signal is
-// small: an angle moves by |da| / |a| there, and numpy.unwrap's steps near
-// +-pi may go either way, which the frequency's smoothing spreads over the
-// 3 x 3 traces around. Voxels whose 3 x 3 x 3 neighbourhood has an envelope
-// below 2 % of the cube's largest (on a sparse reflectivity cube, most of
-// them) may differ beyond the tolerance, but only a few do (`outside`); the
-// rest are held to the tolerance.
+// The attributes built on the analytic signal's phase or on ratios to its
+// envelope are ill-conditioned where the envelope is small: an angle moves
+// by |da| / |a| there, a ratio by its denominator's relative error, and
+// numpy.unwrap's steps near +-pi may go either way. Each first derivative
+// (the reference's FirstDerivative) spreads that over the 3 x 3 x 3 voxels
+// around. Voxels within that reach of an envelope below 2 % of the cube's
+// largest (on a sparse reflectivity cube, most of them) may differ beyond
+// the tolerance, but only a few do (`outside`); the rest are held to it.
+// quality_factor (pi f / rac) is also ill-conditioned where the relative
+// amplitude change crosses zero (|rac| < 1e-3, the reference test's bound).
 
 #include <algorithm>
 #include <cmath>
@@ -17,14 +20,24 @@
 #include <string>
 #include <vector>
 
+#include "dwsr/core/cube_view.hpp"
 #include "dwsr/core/shape.hpp"
+#include "dwsr/exec/contexts.hpp"
+#include "dwsr/memory/event_bus.hpp"
+#include "dwsr/operators/catalogue.hpp"
 
 namespace dwsr::testing {
 
-/// Whether an operator's values are angles of the analytic signal (or built on them).
-inline bool phase_based(const std::string& op) {
-  return op == "instantaneous_phase" || op == "cosine_instantaneous_phase" || op == "instantaneous_frequency" ||
-         op == "sweetness";
+/// How far (voxels along each axis) an operator's values reach from an
+/// ill-conditioned analytic signal: 1 for the phases themselves and one
+/// first derivative, 2 for two; -1 where they are well-conditioned.
+inline int conditioning_reach(const std::string& op) {
+  for (const char* once :
+       {"instantaneous_phase", "cosine_instantaneous_phase", "instantaneous_frequency", "sweetness",
+        "relative_amplitude_change", "instantaneous_bandwidth", "dominant_frequency", "quality_factor"})
+    if (op == once) return 1;
+  if (op == "amplitude_acceleration" || op == "frequency_change") return 2;
+  return -1;
 }
 
 /// The outcome of a comparison.
@@ -38,25 +51,52 @@ struct gpu_comparison {
   bool ok() const { return finiteness_mismatches == 0 && max_abs_diff <= tolerance; }
 };
 
-/// Voxels of `shape` whose 3 x 3 x 3 neighbourhood has an envelope below `fraction` of the largest.
-inline std::vector<bool> weak_envelope(const float* envelope, shape3 s, double fraction = 0.02) {
+/// Voxels of `shape` within `reach` voxels (along each axis) of an envelope
+/// below `fraction` of the largest.
+inline std::vector<bool> weak_envelope(const float* envelope, shape3 s, int reach = 1, double fraction = 0.02) {
   double largest = 0;
   for (std::uint64_t i = 0; i < s.voxels(); ++i) largest = std::max(largest, double(envelope[i]));
   const auto n = s.voxels();
+  const std::int64_t r = reach;
   std::vector<bool> weak(n, false);
   for (std::uint64_t i = 0; i < n; ++i) {
     if (double(envelope[i]) >= fraction * largest) continue;
     const auto t = std::int64_t(i % s.samples), x = std::int64_t(i / s.samples % s.crosslines),
                il = std::int64_t(i / s.samples / s.crosslines);
-    for (std::int64_t a = -1; a <= 1; ++a)
-      for (std::int64_t b = -1; b <= 1; ++b)
-        for (std::int64_t c = -1; c <= 1; ++c) {
-          const auto p = il + a, q = x + b, r = t + c;
-          if (p < 0 || q < 0 || r < 0 || p >= std::int64_t(s.inlines) || q >= std::int64_t(s.crosslines) ||
-              r >= std::int64_t(s.samples))
+    for (std::int64_t a = -r; a <= r; ++a)
+      for (std::int64_t b = -r; b <= r; ++b)
+        for (std::int64_t c = -r; c <= r; ++c) {
+          const auto p = il + a, q = x + b, u = t + c;
+          if (p < 0 || q < 0 || u < 0 || p >= std::int64_t(s.inlines) || q >= std::int64_t(s.crosslines) ||
+              u >= std::int64_t(s.samples))
             continue;
-          weak[std::uint64_t((p * std::int64_t(s.crosslines) + q) * std::int64_t(s.samples) + r)] = true;
+          weak[std::uint64_t((p * std::int64_t(s.crosslines) + q) * std::int64_t(s.samples) + u)] = true;
         }
+  }
+  return weak;
+}
+
+/// The CPU operator `op`'s (float) output on `in`, at its defaults.
+inline std::vector<float> cpu_output(const std::string& op, cube_view<const float> in) {
+  const auto configured = operators::catalogue().find(op).configure({});
+  std::vector<float> out(in.shape().voxels());
+  const array_ref ref{dtype::float32, out.data(), in.shape()};
+  event_bus bus;
+  host_context ctx(bus);
+  configured->run(ctx, in, std::span<const array_ref>(&ref, 1));
+  return out;
+}
+
+/// The voxels where `op`'s values on `in` are ill-conditioned (see the file
+/// comment); empty where none are.
+inline std::vector<bool> ill_conditioned_voxels(const std::string& op, cube_view<const float> in) {
+  const int reach = conditioning_reach(op);
+  if (reach < 0) return {};
+  auto weak = weak_envelope(cpu_output("envelope", in).data(), in.shape(), reach);
+  if (op == "quality_factor") {
+    const auto rac = cpu_output("relative_amplitude_change", in);
+    for (std::size_t i = 0; i < rac.size(); ++i)
+      if (std::abs(rac[i]) < 1e-3f) weak[i] = true;
   }
   return weak;
 }

@@ -12,10 +12,18 @@
 /// - any other length: hilbert_batches.cuh, batched cuFFT transforms through
 ///   fixed batch buffers (about 50 MiB with the work area), then a map.
 ///
-/// Memory (device): the input, the output (and one cube of phases for the
-/// frequency attributes), plus the batch buffers on the cuFFT path. NumPy's
-/// formulation holds the input, two cube-sized complex spectra and the
-/// complex signal, about 7x the input.
+/// The derivative-based attributes (relative amplitude change, frequency and
+/// those built on them) take the reference's FirstDerivative, which reads
+/// 3 x 3 traces around a sample: the envelopes or phases go to a cube-sized
+/// temporary first, then one kernel computes the attribute voxel by voxel
+/// (derivative_attribute). A second derivative is written through that
+/// temporary and copied back.
+///
+/// Memory (device): the input, the output, one temporary cube for the
+/// derivative-based attributes (two for dominant_frequency and
+/// quality_factor: phases and envelopes), plus the batch buffers on the
+/// cuFFT path. NumPy's formulation holds the input, two cube-sized complex
+/// spectra and the complex signal, about 7x the input.
 
 #include <cufft.h>
 
@@ -124,54 +132,144 @@ __host__ __device__ inline double unwrapped_step(double d) {
   return (m == -pi && d > 0) ? pi : m;
 }
 
-/// The reference's FirstDerivative along time of the unwrapped phase at
-/// (trace, t): [-0.5, 0, 0.5] with reflect borders.
-__host__ __device__ inline double phase_derivative(const float* p, std::int64_t n, std::int64_t t) {
-  if (n == 1) return 0.0;
-  auto step = [p](std::int64_t k) { return unwrapped_step(double(p[k]) - double(p[k - 1])); };
-  if (t == 0) return 0.5 * step(1);
-  if (t == n - 1) return 0.5 * step(n - 1);
-  return 0.5 * (step(t) + step(t + 1));
+/// The reference's time difference [-0.5, 0, 0.5] (reflect borders) of trace
+/// p (n samples) at t: of the samples, or (Phase) of numpy.unwrap(p). Rounded
+/// to float and with the CPU's operations (derivative_stream.hpp), which
+/// stores the differences as floats.
+template <bool Phase>
+__host__ __device__ inline float trace_difference(const float* p, std::int64_t n, std::int64_t t) {
+  if (n == 1) return 0.0f;
+  if constexpr (Phase) {
+    auto step = [p](std::int64_t k) { return unwrapped_step(sub_rn(double(p[k]), double(p[k - 1]))); };
+    if (t == 0) return static_cast<float>(mul_rn(0.5, step(1)));
+    if (t == n - 1) return static_cast<float>(mul_rn(0.5, step(n - 1)));
+    return static_cast<float>(mul_rn(0.5, add_rn(step(t + 1), step(t))));
+  } else {
+    const auto lo = t == 0 ? 0 : t - 1, hi = t == n - 1 ? n - 1 : t + 1;
+    return static_cast<float>(mul_rn(0.5, sub_rn(double(p[hi]), double(p[lo]))));
+  }
 }
 
-/// |D(unwrap(phase))| fs / 2 pi: the time derivative smoothed across crossline
-/// and inline with [0.178947, 0.642105, 0.178947] (reflect), in double. With
-/// `envelope` set, writes envelope / max(frequency, 5) instead (sweetness,
-/// the envelope already in y).
-struct frequency_of_phase {
-  const float* phase;
+/// The reference's FirstDerivative along time of `src` at (il, x, t): the
+/// time difference smoothed across crossline, then inline, with
+/// [0.178947, 0.642105, 0.178947] (reflect), each stage in double and
+/// rounded to float as the CPU's stream rounds its slices.
+template <bool Phase>
+__host__ __device__ inline float first_derivative_3d(const float* src, const cube_geometry& g, std::int64_t il,
+                                                     std::int64_t x, std::int64_t t) {
+  constexpr double w[3] = {0.178947, 0.642105, 0.178947};
+  double acc = 0;
+  for (int a = -1; a <= 1; ++a) {
+    const auto il2 = reflect(il + a, g.n[0]);
+    double row = 0;
+    for (int b = -1; b <= 1; ++b) {
+      const float d = trace_difference<Phase>(src + g.at(il2, reflect(x + b, g.n[1]), 0), g.n[2], t);
+      row = add_rn(row, mul_rn(w[b + 1], double(d)));
+    }
+    acc = add_rn(acc, mul_rn(w[a + 1], double(static_cast<float>(row))));
+  }
+  return static_cast<float>(acc);
+}
+
+/// The derivative-based attributes, voxel by voxel, from a cube `src` of
+/// envelopes, phases or a first attribute (operators/complex_trace.hpp has
+/// their definitions, the CPU's float and double steps followed here):
+/// - frequency (src: phases): |D(unwrap(phase))| scale, scale = fs / 2 pi;
+/// - sweetness (src: phases, y: the envelope): y / max(frequency, 5);
+/// - rac (src: envelopes): clip(D(env) / env, -1, 1), NaN -> 0;
+/// - bandwidth (src: envelopes): |rac| / 2 pi;
+/// - dominant (src: envelopes, y: the frequency): hypot(frequency, rac / 2 pi);
+/// - quality (src: envelopes, y: the frequency): pi frequency / rac, NaN -> 0;
+/// - derivative (src: any attribute): D(src).
+struct derivative_attribute {
+  enum class kind : std::uint8_t { frequency, sweetness, rac, bandwidth, dominant, quality, derivative };
+  kind what;
+  const float* src;
   float* y;
   cube_geometry g;
-  double scale;
-  bool sweetness;
+  double scale = 1.0;
   __device__ void operator()(std::uint64_t i, std::uint64_t, std::size_t) const {
-    constexpr double w[3] = {0.178947, 0.642105, 0.178947};
+    constexpr double pi = std::numbers::pi;
     std::int64_t il, x, t;
     g.split(i, il, x, t);
-    double acc = 0;
-    for (int a = -1; a <= 1; ++a) {
-      const auto il2 = reflect(il + a, g.n[0]);
-      double row = 0;
-      for (int b = -1; b <= 1; ++b) {
-        const auto x2 = reflect(x + b, g.n[1]);
-        row += w[b + 1] * phase_derivative(phase + g.at(il2, x2, 0), g.n[2], t);
-      }
-      acc += w[a + 1] * row;
+    if (what == kind::frequency || what == kind::sweetness) {
+      const auto f = static_cast<float>(fabs(double(first_derivative_3d<true>(src, g, il, x, t)) * scale));
+      y[i] = what == kind::sweetness ? y[i] / (f < 5.0f ? 5.0f : f) : f;
+      return;
     }
-    const auto f = static_cast<float>(fabs(acc * scale));
-    y[i] = sweetness ? y[i] / (f < 5.0f ? 5.0f : f) : f;
+    const float d = first_derivative_3d<false>(src, g, il, x, t);
+    if (what == kind::derivative) {
+      y[i] = d;
+      return;
+    }
+    const float r = fminf(fmaxf(nan_to_zero(d / src[i]), -1.0f), 1.0f);
+    switch (what) {
+      case kind::rac: y[i] = r; break;
+      case kind::bandwidth: y[i] = static_cast<float>(fabs(r) / (2 * pi)); break;
+      case kind::dominant: {
+        const double a = y[i], b = mul_rn(double(r), 1 / (2 * pi));
+        y[i] = static_cast<float>(sqrt(add_rn(mul_rn(a, a), mul_rn(b, b))));
+        break;
+      }
+      case kind::quality: y[i] = nan_to_zero(static_cast<float>(pi * y[i] / double(r))); break;
+      default: break;
+    }
   }
 };
 
-/// Instantaneous frequency (or sweetness) of `in` into `out`.
+/// The phases (and, with `envelope`, the envelopes into it) of `in`, then
+/// the instantaneous frequency into `out` (sweetness: envelope / max(it, 5)
+/// when the envelopes are in `out`). `phase`: a cube-sized device buffer.
 template <class Ctx>
-void frequency_attribute(Ctx& ctx, cube_view<const float> in, float* out, double fs, bool sweetness) {
-  auto phase = ctx.template allocate<float>(in.shape().voxels(), buffer_role::temporary);
+void frequency_into(Ctx& ctx, cube_view<const float> in, float* phase, float* out, float* envelope, double fs,
+                    bool sweetness) {
   using kind = analytic_store::kind;
   for_each_analytic(ctx, in,
-                    {.what = sweetness ? kind::radians_and_modulus : kind::radians, .out = out, .phase = phase.data()});
-  ctx.parallel_for(in.shape().voxels(), frequency_of_phase{phase.data(), out, cube_geometry::of(in.shape()),
-                                                           fs / (2 * std::numbers::pi), sweetness});
+                    {.what = envelope ? kind::radians_and_modulus : kind::radians, .out = envelope, .phase = phase});
+  ctx.parallel_for(
+      in.shape().voxels(),
+      derivative_attribute{sweetness ? derivative_attribute::kind::sweetness : derivative_attribute::kind::frequency,
+                           phase, out, cube_geometry::of(in.shape()), fs / (2 * std::numbers::pi)});
+}
+
+/// y = D(y), through `scratch` (a cube-sized device buffer): the second
+/// derivative-based stage of amplitude_acceleration and frequency_change.
+template <class Ctx>
+void differentiate_in_place(Ctx& ctx, shape3 shape, float* y, float* scratch) {
+  ctx.parallel_for(shape.voxels(),
+                   derivative_attribute{derivative_attribute::kind::derivative, y, scratch, cube_geometry::of(shape)});
+  ctx.copy(y, scratch, shape.voxels() * sizeof(float));
+}
+
+/// An attribute of the relative amplitude change (`what`: rac or bandwidth;
+/// with `differentiate`, D(rac)): the envelopes in a temporary, then the
+/// attribute into `out`.
+template <class Ctx>
+void run_rac_attribute(Ctx& ctx, cube_view<const float> in, float* out, derivative_attribute::kind what,
+                       bool differentiate) {
+  auto env = ctx.template allocate<float>(in.shape().voxels(), buffer_role::temporary);
+  for_each_analytic(ctx, in, {.what = analytic_store::kind::modulus, .out = env.data()});
+  ctx.parallel_for(in.shape().voxels(), derivative_attribute{what, env.data(), out, cube_geometry::of(in.shape())});
+  if (differentiate) differentiate_in_place(ctx, in.shape(), out, env.data());
+}
+
+/// An attribute of the instantaneous frequency (`what`: frequency or
+/// sweetness; dominant or quality combine it with the relative amplitude
+/// change; with `differentiate`, D(frequency)).
+template <class Ctx>
+void run_frequency_attribute(Ctx& ctx, cube_view<const float> in, float* out, double fs,
+                             derivative_attribute::kind what, bool differentiate = false) {
+  using kind = derivative_attribute::kind;
+  const auto n = in.shape().voxels();
+  auto phase = ctx.template allocate<float>(n, buffer_role::temporary);
+  if (what == kind::frequency || what == kind::sweetness) {
+    frequency_into(ctx, in, phase.data(), out, what == kind::sweetness ? out : nullptr, fs, what == kind::sweetness);
+    if (differentiate) differentiate_in_place(ctx, in.shape(), out, phase.data());
+    return;
+  }
+  auto env = ctx.template allocate<float>(n, buffer_role::temporary);
+  frequency_into(ctx, in, phase.data(), out, env.data(), fs, false);
+  ctx.parallel_for(n, derivative_attribute{what, env.data(), out, cube_geometry::of(in.shape())});
 }
 
 }  // namespace detail
@@ -214,22 +312,34 @@ struct phase_rotation : operators::phase_rotation {
   }
 };
 
-/// instantaneous_frequency: |D(unwrap(phase))| fs / 2 pi, Hz.
-struct instantaneous_frequency : operators::instantaneous_frequency {
-  using operators::instantaneous_frequency::instantaneous_frequency;
+/// An attribute of the relative amplitude change (D: its time derivative).
+template <class Cpu, detail::derivative_attribute::kind What, bool Differentiate = false>
+struct rac_attribute : Cpu {
+  using Cpu::Cpu;
   template <class Ctx>
   void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
-    detail::frequency_attribute(ctx, in, out[0].as<float>().data(), fs(), false);
+    detail::run_rac_attribute(ctx, in, out[0].as<float>().data(), What, Differentiate);
   }
 };
 
-/// sweetness: envelope / max(instantaneous frequency, 5).
-struct sweetness : operators::sweetness {
-  using operators::sweetness::sweetness;
+/// An attribute of the instantaneous frequency (D: its time derivative).
+template <class Cpu, detail::derivative_attribute::kind What, bool Differentiate = false>
+struct frequency_attribute : Cpu {
+  using Cpu::Cpu;
   template <class Ctx>
   void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
-    detail::frequency_attribute(ctx, in, out[0].as<float>().data(), fs(), true);
+    detail::run_frequency_attribute(ctx, in, out[0].as<float>().data(), this->fs(), What, Differentiate);
   }
 };
+
+using attribute_kind = detail::derivative_attribute::kind;
+using relative_amplitude_change = rac_attribute<operators::relative_amplitude_change, attribute_kind::rac>;
+using amplitude_acceleration = rac_attribute<operators::amplitude_acceleration, attribute_kind::rac, true>;
+using instantaneous_bandwidth = rac_attribute<operators::instantaneous_bandwidth, attribute_kind::bandwidth>;
+using instantaneous_frequency = frequency_attribute<operators::instantaneous_frequency, attribute_kind::frequency>;
+using frequency_change = frequency_attribute<operators::frequency_change, attribute_kind::frequency, true>;
+using sweetness = frequency_attribute<operators::sweetness, attribute_kind::sweetness>;
+using dominant_frequency = frequency_attribute<operators::dominant_frequency, attribute_kind::dominant>;
+using quality_factor = frequency_attribute<operators::quality_factor, attribute_kind::quality>;
 
 }  // namespace dwsr::operators::cuda

@@ -24,9 +24,11 @@
 /// Calls X(type) for every CUDA operator (in namespace dwsr::operators::cuda), in catalogue order.
 // clang-format off
 #define DWSR_FOR_EACH_CUDA_OPERATOR(X) \
-  X(hilbert) X(envelope) X(instantaneous_phase) X(cosine_instantaneous_phase) X(instantaneous_frequency) \
-  X(sweetness) X(phase_rotation) X(first_derivative) X(second_derivative) X(rms) X(gaussian) X(median) \
-  X(convolution) X(gst_3d_dip) X(gst_3d_azm) X(gst_2d_dips) X(chaos) X(coherence) X(structured_semblance)
+  X(hilbert) X(envelope) X(instantaneous_phase) X(cosine_instantaneous_phase) X(relative_amplitude_change) \
+  X(amplitude_acceleration) X(instantaneous_frequency) X(instantaneous_bandwidth) X(dominant_frequency) \
+  X(frequency_change) X(sweetness) X(quality_factor) X(phase_rotation) X(first_derivative) X(second_derivative) \
+  X(rms) X(gaussian) X(median) X(convolution) X(gst_3d_dip) X(gst_3d_azm) X(gst_2d_dips) X(chaos) X(coherence) \
+  X(structured_semblance)
 // clang-format on
 
 namespace dwsr::operators::cuda {

@@ -52,6 +52,36 @@ struct cube_geometry {
   }
 };
 
+/// Double products and sums rounded once each (never fused): the CPU's arithmetic.
+DWSR_HOST_DEVICE inline double mul_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+DWSR_HOST_DEVICE inline float mul_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+DWSR_HOST_DEVICE inline double add_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+DWSR_HOST_DEVICE inline double sub_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+
 /// NaN -> 0, as the reference's operators finish.
 DWSR_HOST_DEVICE inline float nan_to_zero(float v) { return v != v ? 0.0f : v; }
 

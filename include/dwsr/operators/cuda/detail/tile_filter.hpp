@@ -44,36 +44,6 @@ enum class tap_form : std::uint8_t {
 /// What the last pass of a filter applies to its result (fused, saving a pass).
 enum class pass_finish : std::uint8_t { none, nan_to_zero, sqrt_nan_to_zero };
 
-/// Double products and sums rounded once each (never fused): the CPU's arithmetic.
-DWSR_HOST_DEVICE inline double mul_rn(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-DWSR_HOST_DEVICE inline float mul_rn(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-DWSR_HOST_DEVICE inline double add_rn(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-DWSR_HOST_DEVICE inline double sub_rn(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dsub_rn(a, b);
-#else
-  return a - b;
-#endif
-}
-
 /// The arithmetic of one correlation pass: `before` + 1 + `after` weights,
 /// `square` squaring the source samples first (the rms's x^2, in float as
 /// the CPU's), `finish` applied to the rounded result.
