@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libeigen3-dev libxtensor-dev libtbb-dev libfftw3-dev
   libsegyio-dev libcli11-dev nlohmann-json3-dev
-  catch2 libbenchmark-dev
+  catch2 libbenchmark-dev libxgboost-dev
   clang-format git
   clang libclang-rt-14-dev
   python3-numpy python3-scipy python3-skimage

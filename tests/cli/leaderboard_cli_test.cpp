@@ -59,7 +59,15 @@ TEST_CASE("dwsr leaderboard runs the quick suite for real and score reproduces i
   REQUIRE(r.status == 0);
   const auto board = nlohmann::json::parse(r.out);
   CHECK(board["runs"] == 24);
+  // Five estimators where the tool links XGBoost (volume_xgboost, features_gbt after the other three), else three.
+#ifdef DWSR_WITH_XGBOOST
+  REQUIRE(board["rows"].size() == 15);
+  for (const char* f : {"predictions/volume_xgboost-random.csv", "predictions/volume_xgboost-extrapolation.csv",
+                        "predictions/features_gbt-family.csv"})
+    CHECK(std::filesystem::exists(dir / "lb" / f));
+#else
   REQUIRE(board["rows"].size() == 9);
+#endif
   for (const char* f : {"runs.csv", "suite.json", "table.md", "predictions/plan.csv",
                         "predictions/volume_linear-random.csv", "predictions/volume_linear-family.csv",
                         "predictions/volume_linear-extrapolation.csv", "predictions/online_volume_linear-random.csv"})
@@ -116,6 +124,13 @@ TEST_CASE("dwsr leaderboard runs the quick suite for real and score reproduces i
   REQUIRE(frows.size() == 1);
   CHECK(frows[0]["median_rel_error"].get<double>() ==
         Approx(board["rows"][4]["median_rel_error"].get<double>()).margin(1e-6));  // volume_linear, family
+#ifdef DWSR_WITH_XGBOOST
+  const auto gbt = run_dwsr("leaderboard score " + (dir / "lb" / "predictions" / "features_gbt-family.csv").string() +
+                            " --runs " + out + " --split family --json");
+  REQUIRE(gbt.status == 0);
+  CHECK(nlohmann::json::parse(gbt.out)["rows"][0]["median_rel_error"].get<double>() ==
+        Approx(board["rows"][13]["median_rel_error"].get<double>()).margin(1e-6));  // features_gbt, family
+#endif
 
   // Malformed predictions, an unknown split, a directory without runs: one line, exit 2 or 3.
   write_text(dir / "short.csv", "job,predicted_bytes\n0,100\n");

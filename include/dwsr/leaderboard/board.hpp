@@ -19,6 +19,10 @@
 #include "dwsr/estimators/online.hpp"
 #include "dwsr/estimators/plan.hpp"
 #include "dwsr/estimators/volume_linear.hpp"
+#ifdef DWSR_WITH_XGBOOST
+#include "dwsr/estimators/features_gbt.hpp"
+#include "dwsr/estimators/volume_xgboost.hpp"
+#endif
 #include "dwsr/leaderboard/metrics.hpp"
 #include "dwsr/leaderboard/runs.hpp"
 #include "dwsr/leaderboard/suite.hpp"
@@ -103,9 +107,10 @@ void score_estimator(E e, const suite& s, const std::vector<run_record>& runs, s
 
 }  // namespace detail
 
-/// Scores the built-in estimators (plan, volume_linear, online_volume_linear) on `runs`, the real
-/// runs of `s` in its job order. Throws invalid_input when the runs are not
-/// the suite's.
+/// Scores the built-in estimators (plan, volume_linear, online_volume_linear,
+/// and where the program links XGBoost volume_xgboost and features_gbt) on
+/// `runs`, the real runs of `s` in its job order. Throws invalid_input when
+/// the runs are not the suite's.
 inline board score_board(const suite& s, const std::vector<run_record>& runs, std::uint64_t seed = 0) {
   if (runs.size() != s.jobs.size())
     throw invalid_input(std::to_string(runs.size()) + " runs for a suite of " + std::to_string(s.jobs.size()) +
@@ -119,6 +124,10 @@ inline board score_board(const suite& s, const std::vector<run_record>& runs, st
   detail::score_estimator(estimators::plan{}, s, runs, seed, b);
   detail::score_estimator(estimators::volume_linear{}, s, runs, seed, b);
   detail::score_estimator(estimators::online<estimators::volume_linear>{{}}, s, runs, seed, b);
+#ifdef DWSR_WITH_XGBOOST
+  detail::score_estimator(estimators::volume_xgboost{{.seed = seed}}, s, runs, seed, b);
+  detail::score_estimator(estimators::features_gbt{{.seed = seed}}, s, runs, seed, b);
+#endif
   return b;
 }
 

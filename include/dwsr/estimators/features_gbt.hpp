@@ -1,0 +1,84 @@
+#pragma once
+/// \file The `features_gbt` estimator: gradient-boosted trees (XGBoost) on
+/// the whole feature vector of a job, the one `dwsr dataset` writes
+/// (graph/features.hpp): the code features of its graph (structure,
+/// operator declarations, a meta execution on a canonical cube) and its
+/// execution features (cube, chunk, blocks, halo, W, T; the allocator set
+/// to host_pages, what a process's RSS sees). One ensemble for all graphs,
+/// fitted on log2 of the held bytes. Unlike volume_*, it sees the chunking
+/// and the graph's code, so it may carry what it learnt to graphs it never
+/// saw (the family split); as trees, it cannot predict beyond the largest
+/// run it was fitted on (the extrapolation split).
+
+#include <cmath>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dwsr/concepts.hpp"
+#include "dwsr/error.hpp"
+#include "dwsr/estimators/detail/boosted_trees.hpp"
+#include "dwsr/graph/features.hpp"
+#include "dwsr/sim/host_pages.hpp"
+
+namespace dwsr::estimators {
+
+/// One booster on the feature vector (see the file comment).
+class features_gbt {
+ public:
+  explicit features_gbt(detail::boosted_trees_options o = {}) : options_(o) {}
+  std::string_view name() const noexcept { return "features_gbt"; }
+
+  /// The job's feature vector, as `dwsr dataset` computes it. Throws
+  /// invalid_input for a job without a graph, and what chunked_schedule
+  /// throws for one it cannot schedule.
+  static std::vector<float> features(const estimate_job& j) {
+    if (!j.g) throw invalid_input("job " + std::to_string(j.id) + " has no graph; features_gbt needs one");
+    const chunked_schedule s(*j.g, j.cube, {.chunk = j.chunk, .workers = j.workers, .threads = j.threads});
+    auto v = feature_vector::values_only();
+    code_features(*j.g, v);
+    execution_features({.cube = j.cube,
+                        .chunk = s.blocks().chunk(),
+                        .workers = j.workers,
+                        .threads = j.threads,
+                        .allocator = std::string(sim::host_pages_model::name)},
+                       &s, v);
+    return {v.values().begin(), v.values().end()};
+  }
+
+  /// Fits the ensemble. Throws invalid_input for no runs or a run whose
+  /// held bytes are not finite and > 0.
+  void fit(std::span<const labelled_run> runs) {
+    if (runs.empty()) throw invalid_input("features_gbt: no training runs; expected at least 1");
+    std::vector<float> x, y;
+    std::size_t cols = 0;
+    for (const auto& r : runs) {
+      if (!std::isfinite(r.held) || r.held <= 0)
+        throw invalid_input("features_gbt: run of job " + std::to_string(r.job.id) + " holds " +
+                            std::to_string(r.held) + " bytes; expected a finite number > 0");
+      const auto f = features(r.job);
+      cols = f.size();
+      x.insert(x.end(), f.begin(), f.end());
+      y.push_back(float(std::log2(r.held)));
+    }
+    trees_.fit(x, cols, y, options_);
+  }
+
+  /// Throws invalid_input before fit.
+  estimate predict(const estimate_job& j) const {
+    if (!trees_.fitted()) throw invalid_input("features_gbt: predict before fit; expected fit(runs) first");
+    estimate e;
+    e.held = std::exp2(double(trees_.predict(features(j)).front()));
+    e.worker_peak = e.held / double(j.workers ? j.workers : 1);
+    return e;
+  }
+
+ private:
+  detail::boosted_trees_options options_;
+  detail::boosted_trees trees_;
+};
+
+static_assert(FittedEstimator<features_gbt>);
+
+}  // namespace dwsr::estimators
