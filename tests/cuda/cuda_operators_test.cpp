@@ -170,7 +170,8 @@ TEST_CASE("a CUDA plan: power-of-two traces take the fused path, input and outpu
   }
   // The derivative-based attributes add one cube, of envelopes or phases (a
   // second derivative is written through it and copied back); those that
-  // combine the frequency with the relative amplitude change add both.
+  // combine the frequency with the relative amplitude change add both. The
+  // lobe responses add the envelopes (and the phases for the frequency).
   const shape3 s{8, 8, 512};
   for (const auto& [name, cubes] : {std::pair{"instantaneous_frequency", 3},
                                     {"sweetness", 3},
@@ -179,7 +180,11 @@ TEST_CASE("a CUDA plan: power-of-two traces take the fused path, input and outpu
                                     {"amplitude_acceleration", 3},
                                     {"frequency_change", 3},
                                     {"dominant_frequency", 4},
-                                    {"quality_factor", 4}}) {
+                                    {"quality_factor", 4},
+                                    {"response_phase", 3},
+                                    {"response_amplitude", 3},
+                                    {"apparent_polarity", 3},
+                                    {"response_frequency", 4}}) {
     INFO(name);
     recorder rec;
     cu::plan(name, {}, s, rec);

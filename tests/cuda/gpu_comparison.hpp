@@ -13,6 +13,12 @@
 // the tolerance, but only a few do (`outside`); the rest are held to it.
 // quality_factor (pi f / rac) is also ill-conditioned where the relative
 // amplitude change crosses zero (|rac| < 1e-3, the reference test's bound).
+//
+// The lobe responses spread one value over each envelope lobe (troughs start
+// lobes; the value is taken at the lobe's peak). A lobe is ill-conditioned
+// where an envelope difference of 1e-5 of the largest could move a trough or
+// the peak (the two sides' envelopes differ by ~3e-7 of it), and, for the
+// phase and the frequency, where the value at its peak is.
 
 #include <algorithm>
 #include <cmath>
@@ -76,6 +82,49 @@ inline std::vector<bool> weak_envelope(const float* envelope, shape3 s, int reac
   return weak;
 }
 
+/// Marks every voxel of the lobes (see the file comment) of `envelope` whose
+/// troughs or peak a difference of `tie` x its largest value could move, or
+/// whose peak is marked in `weak_peak` (may be empty).
+inline void weak_lobes(const float* envelope, shape3 s, const std::vector<bool>& weak_peak, std::vector<bool>& weak,
+                       double tie = 1e-5) {
+  double largest = 0;
+  for (std::uint64_t i = 0; i < s.voxels(); ++i) largest = std::max(largest, double(envelope[i]));
+  const double eps = tie * largest;
+  const auto n = std::int64_t(s.samples);
+  std::vector<std::int64_t> lobe(s.samples);  // each sample's lobe
+  std::vector<char> shaky;                    // per lobe: ill-conditioned
+  for (std::uint64_t tr = 0; tr < s.traces(); ++tr) {
+    const float* e = envelope + tr * s.samples;
+    auto near = [&](std::int64_t a, std::int64_t b) { return std::abs(double(e[a]) - double(e[b])) < eps; };
+    shaky.assign(1, 0);
+    std::int64_t k = 0, start = 0;
+    auto close_lobe = [&](std::int64_t end) {
+      std::int64_t p = start;
+      for (auto t = start + 1; t < end; ++t)
+        if (e[t] > e[p]) p = t;
+      for (auto t = start; t < end; ++t)
+        if (t != p && near(t, p)) shaky[std::size_t(k)] = 1;  // another sample could be the peak
+      if (!weak_peak.empty() && weak_peak[tr * s.samples + std::uint64_t(p)]) shaky[std::size_t(k)] = 1;
+    };
+    for (std::int64_t t = 0; t < n; ++t) {
+      if (t >= 1 && t + 1 < n && e[t] < e[t - 1] && e[t] < e[t + 1]) {
+        close_lobe(t);
+        start = t;
+        shaky.push_back(0);
+        ++k;
+      }
+      lobe[std::size_t(t)] = k;
+    }
+    close_lobe(n);
+    // A trough test that a small difference could flip: the lobes around it.
+    for (std::int64_t t = 1; t + 1 < n; ++t)
+      if (near(t, t - 1) || near(t, t + 1))
+        for (auto u = t - 1; u <= t + 1; ++u) shaky[std::size_t(lobe[std::size_t(u)])] = 1;
+    for (std::int64_t t = 0; t < n; ++t)
+      if (shaky[std::size_t(lobe[std::size_t(t)])]) weak[tr * s.samples + std::uint64_t(t)] = true;
+  }
+}
+
 /// The CPU operator `op`'s (float) output on `in`, at its defaults.
 inline std::vector<float> cpu_output(const std::string& op, cube_view<const float> in) {
   const auto configured = operators::catalogue().find(op).configure({});
@@ -90,6 +139,16 @@ inline std::vector<float> cpu_output(const std::string& op, cube_view<const floa
 /// The voxels where `op`'s values on `in` are ill-conditioned (see the file
 /// comment); empty where none are.
 inline std::vector<bool> ill_conditioned_voxels(const std::string& op, cube_view<const float> in) {
+  const bool lobes =
+      op == "response_phase" || op == "response_frequency" || op == "response_amplitude" || op == "apparent_polarity";
+  if (lobes) {
+    const auto env = cpu_output("envelope", in);
+    std::vector<bool> weak_peak;  // the phase and the frequency at a lobe's peak
+    if (op == "response_phase" || op == "response_frequency") weak_peak = weak_envelope(env.data(), in.shape(), 1);
+    std::vector<bool> weak(in.shape().voxels(), false);
+    weak_lobes(env.data(), in.shape(), weak_peak, weak);
+    return weak;
+  }
   const int reach = conditioning_reach(op);
   if (reach < 0) return {};
   auto weak = weak_envelope(cpu_output("envelope", in).data(), in.shape(), reach);

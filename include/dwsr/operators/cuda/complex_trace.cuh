@@ -325,6 +325,75 @@ void run_frequency_attribute(Ctx& ctx, cube_view<const float> in, float* out, do
   for_each_derivative(ctx, in.shape(), derivative_attribute{what, env.data(), out, cube_geometry::of(in.shape())});
 }
 
+/// What a lobe response takes at each envelope lobe's peak p.
+enum class lobe_pick : std::uint8_t {
+  value,      ///< y[p] (the frequency, already in y)
+  degrees,    ///< y[p] in degrees (y holds the phase in radians)
+  amplitude,  ///< x[p], the trace's sample
+  polarity,   ///< env[p] * sign(x[p])
+};
+
+/// The lobe responses, a thread per trace (operators/complex_trace.hpp's
+/// spread_over_lobes): troughs of the envelope start new lobes; each lobe
+/// takes the pick at its first envelope maximum, NaN -> 0. y is read at the
+/// peak before the lobe is written, so it may hold the values to pick.
+struct lobe_spread {
+  const float* env;
+  const float* x;
+  float* y;
+  std::int64_t n;
+  lobe_pick pick;
+  __device__ void operator()(std::uint64_t tr, std::uint64_t, std::size_t) const {
+    const float* e = env + tr * n;
+    const float* xs = x + tr * n;
+    float* out = y + tr * n;
+    std::int64_t start = 0;
+    auto flush = [&](std::int64_t end) {
+      std::int64_t p = start;
+      for (auto t = start + 1; t < end; ++t)
+        if (e[t] > e[p]) p = t;
+      float v = 0;
+      switch (pick) {
+        case lobe_pick::value: v = out[p]; break;
+        case lobe_pick::degrees: v = out[p] * static_cast<float>(180.0 / std::numbers::pi); break;
+        case lobe_pick::amplitude: v = xs[p]; break;
+        case lobe_pick::polarity: v = e[p] * static_cast<float>((xs[p] > 0) - (xs[p] < 0)); break;
+      }
+      v = nan_to_zero(v);
+      for (auto t = start; t < end; ++t) out[t] = v;
+      start = end;
+    };
+    for (std::int64_t t = 1; t + 1 < n; ++t)
+      if (e[t] < e[t - 1] && e[t] < e[t + 1]) flush(t);
+    flush(n);
+  }
+};
+
+/// A lobe response of `in` into `out`: the envelopes in a temporary (and the
+/// phases, in radians, in `out` for degrees), then the spread.
+template <class Ctx>
+void run_lobe_response(Ctx& ctx, cube_view<const float> in, float* out, lobe_pick pick) {
+  auto env = ctx.template allocate<float>(in.shape().voxels(), buffer_role::temporary);
+  using kind = analytic_store::kind;
+  if (pick == lobe_pick::degrees)
+    for_each_analytic(ctx, in, {.what = kind::radians_and_modulus, .out = env.data(), .phase = out});
+  else
+    for_each_analytic(ctx, in, {.what = kind::modulus, .out = env.data()});
+  ctx.parallel_for(in.shape().traces(),
+                   lobe_spread{env.data(), in.data(), out, std::int64_t(in.shape().samples), pick});
+}
+
+/// response_frequency: the frequency and the envelopes, then the spread.
+template <class Ctx>
+void run_response_frequency(Ctx& ctx, cube_view<const float> in, float* out, double fs) {
+  const auto n = in.shape().voxels();
+  auto phase = ctx.template allocate<float>(n, buffer_role::temporary);
+  auto env = ctx.template allocate<float>(n, buffer_role::temporary);
+  frequency_into(ctx, in, phase.data(), out, env.data(), fs, false);
+  ctx.parallel_for(in.shape().traces(),
+                   lobe_spread{env.data(), in.data(), out, std::int64_t(in.shape().samples), lobe_pick::value});
+}
+
 }  // namespace detail
 
 /// hilbert: the analytic signal (complex64).
@@ -394,5 +463,28 @@ using frequency_change = frequency_attribute<operators::frequency_change, attrib
 using sweetness = frequency_attribute<operators::sweetness, attribute_kind::sweetness>;
 using dominant_frequency = frequency_attribute<operators::dominant_frequency, attribute_kind::dominant>;
 using quality_factor = frequency_attribute<operators::quality_factor, attribute_kind::quality>;
+
+/// A lobe response: the pick at each envelope lobe's peak, spread over the lobe.
+template <class Cpu, detail::lobe_pick Pick>
+struct lobe_response : Cpu {
+  using Cpu::Cpu;
+  template <class Ctx>
+  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
+    detail::run_lobe_response(ctx, in, out[0].as<float>().data(), Pick);
+  }
+};
+
+using response_phase = lobe_response<operators::response_phase, detail::lobe_pick::degrees>;
+using response_amplitude = lobe_response<operators::response_amplitude, detail::lobe_pick::amplitude>;
+using apparent_polarity = lobe_response<operators::apparent_polarity, detail::lobe_pick::polarity>;
+
+/// response_frequency: the instantaneous frequency at each envelope lobe's peak.
+struct response_frequency : operators::response_frequency {
+  using operators::response_frequency::response_frequency;
+  template <class Ctx>
+  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
+    detail::run_response_frequency(ctx, in, out[0].as<float>().data(), fs());
+  }
+};
 
 }  // namespace dwsr::operators::cuda

@@ -26,7 +26,8 @@
 #define DWSR_FOR_EACH_CUDA_OPERATOR(X) \
   X(hilbert) X(envelope) X(instantaneous_phase) X(cosine_instantaneous_phase) X(relative_amplitude_change) \
   X(amplitude_acceleration) X(instantaneous_frequency) X(instantaneous_bandwidth) X(dominant_frequency) \
-  X(frequency_change) X(sweetness) X(quality_factor) X(phase_rotation) X(first_derivative) X(second_derivative) \
+  X(frequency_change) X(sweetness) X(quality_factor) X(response_phase) X(response_frequency) X(response_amplitude) \
+  X(apparent_polarity) X(phase_rotation) X(first_derivative) X(second_derivative) \
   X(rms) X(gaussian) X(median) X(convolution) X(gst_3d_dip) X(gst_3d_azm) X(gst_2d_dips) X(chaos) X(coherence) \
   X(structured_semblance)
 // clang-format on
