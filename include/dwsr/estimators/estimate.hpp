@@ -37,6 +37,12 @@ struct estimate {
   std::optional<double> upper;  ///< an upper quantile of `held`, for estimators that give one
 };
 
+/// An estimate of `held` bytes for job `j`, its workers' share of them even:
+/// for estimators that predict the whole process only.
+inline estimate shared_by_workers(double held, const estimate_job& j) {
+  return {.held = held, .worker_peak = held / double(j.workers ? j.workers : 1), .upper = {}};
+}
+
 /// A job with what its real execution measured: what learned estimators fit.
 struct labelled_run {
   estimate_job job;

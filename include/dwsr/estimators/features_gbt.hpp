@@ -54,13 +54,10 @@ class features_gbt {
     std::vector<float> x, y;
     std::size_t cols = 0;
     for (const auto& r : runs) {
-      if (!std::isfinite(r.held) || r.held <= 0)
-        throw invalid_input("features_gbt: run of job " + std::to_string(r.job.id) + " holds " +
-                            std::to_string(r.held) + " bytes; expected a finite number > 0");
+      y.push_back(detail::log2_target(name(), r));
       const auto f = features(r.job);
       cols = f.size();
       x.insert(x.end(), f.begin(), f.end());
-      y.push_back(float(std::log2(r.held)));
     }
     trees_.fit(x, cols, y, options_);
   }
@@ -68,10 +65,7 @@ class features_gbt {
   /// Throws invalid_input before fit.
   estimate predict(const estimate_job& j) const {
     if (!trees_.fitted()) throw invalid_input("features_gbt: predict before fit; expected fit(runs) first");
-    estimate e;
-    e.held = std::exp2(double(trees_.predict(features(j)).front()));
-    e.worker_peak = e.held / double(j.workers ? j.workers : 1);
-    return e;
+    return shared_by_workers(std::exp2(double(trees_.predict(features(j)).front())), j);
   }
 
  private:

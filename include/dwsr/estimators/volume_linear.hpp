@@ -50,10 +50,7 @@ class volume_linear {
     if (!fitted_) throw invalid_input("volume_linear: predict before fit; expected fit(runs) first");
     const auto it = lines_.find(j.operators);
     const auto& l = it == lines_.end() ? pooled_ : it->second;
-    estimate e;
-    e.held = std::max(0.0, l.a + l.b * double(j.input_bytes()));
-    e.worker_peak = e.held / double(j.workers ? j.workers : 1);
-    return e;
+    return shared_by_workers(std::max(0.0, l.a + l.b * double(j.input_bytes())), j);
   }
 
  private:

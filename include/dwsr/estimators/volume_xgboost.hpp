@@ -38,12 +38,9 @@ class volume_xgboost {
     std::map<std::string, std::pair<std::vector<float>, std::vector<float>>> per;
     std::vector<float> x, y;
     for (const auto& r : runs) {
-      if (!std::isfinite(r.held) || r.held <= 0)
-        throw invalid_input("volume_xgboost: run of job " + std::to_string(r.job.id) + " holds " +
-                            std::to_string(r.held) + " bytes; expected a finite number > 0");
       auto& [px, py] = per[r.job.operators];
+      py.push_back(detail::log2_target(name(), r));
       px.push_back(volume(r.job));
-      py.push_back(float(std::log2(r.held)));
       x.push_back(px.back());
       y.push_back(py.back());
     }
@@ -59,10 +56,7 @@ class volume_xgboost {
     const auto it = trees_.find(j.operators);
     const float v = volume(j);
     const auto& t = it == trees_.end() ? pooled_ : it->second;
-    estimate e;
-    e.held = std::exp2(double(t.predict(std::span<const float>(&v, 1)).front()));
-    e.worker_peak = e.held / double(j.workers ? j.workers : 1);
-    return e;
+    return shared_by_workers(std::exp2(double(t.predict(std::span<const float>(&v, 1)).front())), j);
   }
 
  private:

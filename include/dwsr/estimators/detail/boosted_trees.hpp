@@ -7,14 +7,17 @@
 
 #include <xgboost/c_api.h>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dwsr/error.hpp"
+#include "dwsr/estimators/estimate.hpp"
 
 namespace dwsr::estimators::detail {
 
@@ -29,6 +32,16 @@ struct boosted_trees_options {
 /// Throws dwsr::error with XGBoost's message when a call failed.
 inline void xgb_check(int status, const char* call) {
   if (status != 0) throw error(std::string("XGBoost ") + call + " failed: " + XGBGetLastError());
+}
+
+/// The trees' target for run `r`: log2 of its held bytes, so that small and
+/// large runs weigh alike. Throws invalid_input, naming `estimator`, for held
+/// bytes that are not finite and > 0.
+inline float log2_target(std::string_view estimator, const labelled_run& r) {
+  if (!std::isfinite(r.held) || r.held <= 0)
+    throw invalid_input(std::string(estimator) + ": run of job " + std::to_string(r.job.id) + " holds " +
+                        std::to_string(r.held) + " bytes; expected a finite number > 0");
+  return float(std::log2(r.held));
 }
 
 /// A fitted ensemble (see the file comment).

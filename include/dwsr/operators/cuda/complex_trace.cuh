@@ -170,12 +170,12 @@ struct derivative_attribute {
   float* y;
   cube_geometry g;
   double scale = 1.0;
-  /// Whether src holds phases (their unwrapped difference is taken).
-  __host__ __device__ bool of_phase() const { return what == kind::frequency || what == kind::sweetness; }
+  /// Whether attribute `k` reads phases (their unwrapped difference is taken).
+  __host__ __device__ static bool of_phase(kind k) { return k == kind::frequency || k == kind::sweetness; }
   /// Writes voxel i's attribute from d, the FirstDerivative of src there.
   __device__ void finish(std::uint64_t i, float d) const {
     constexpr double pi = std::numbers::pi;
-    if (of_phase()) {
+    if (of_phase(what)) {
       const auto f = static_cast<float>(fabs(double(d) * scale));
       y[i] = what == kind::sweetness ? y[i] / (f < 5.0f ? 5.0f : f) : f;
       return;
@@ -261,7 +261,7 @@ void for_each_derivative(Ctx& ctx, shape3 shape, const derivative_attribute& op)
       const dim3 grid(static_cast<unsigned>(tiles_x * tiles_t),
                       static_cast<unsigned>((shape.inlines + derivative_segment - 1) / derivative_segment));
       const unsigned threads = derivative_tile_x * derivative_tile_t;
-      if (op.of_phase())
+      if (derivative_attribute::of_phase(op.what))
         derivative_kernel<true><<<grid, threads, 0, ctx.stream()>>>(op, static_cast<std::uint32_t>(tiles_t));
       else
         derivative_kernel<false><<<grid, threads, 0, ctx.stream()>>>(op, static_cast<std::uint32_t>(tiles_t));
@@ -315,7 +315,7 @@ void run_frequency_attribute(Ctx& ctx, cube_view<const float> in, float* out, do
   using kind = derivative_attribute::kind;
   const auto n = in.shape().voxels();
   auto phase = ctx.template allocate<float>(n, buffer_role::temporary);
-  if (what == kind::frequency || what == kind::sweetness) {
+  if (derivative_attribute::of_phase(what)) {
     frequency_into(ctx, in, phase.data(), out, what == kind::sweetness ? out : nullptr, fs, what == kind::sweetness);
     if (differentiate) differentiate_in_place(ctx, in.shape(), out, phase.data());
     return;
