@@ -7,4 +7,5 @@ namespace dwsr {
 #define DWSR_INSTANTIATE_OPERATOR(Op) template class detail::operator_model<Op, execution_contexts>;
 DWSR_FOR_EACH_OPERATOR(DWSR_INSTANTIATE_OPERATOR)
 #undef DWSR_INSTANTIATE_OPERATOR
+template registry operators::catalogue_for<execution_contexts>();
 }  // namespace dwsr

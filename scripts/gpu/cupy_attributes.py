@@ -213,6 +213,15 @@ class Formulations:
         f = self.instantaneous_frequency(x)
         return self.envelope(x) / cp.maximum(f, 5.0)
 
+    def semblance(self, x: Any) -> Any:
+        """Over 3x3 traces and 9 samples: sum_t (sum of traces)^2 / sum_t (sum of squares) / 9, NaN -> 0."""
+        nd = self.ndimage
+        traces = nd.uniform_filter(x, size=(3, 3, 1), mode="reflect")
+        squares = nd.uniform_filter(x * x, size=(3, 3, 1), mode="reflect")
+        num = nd.uniform_filter1d(traces * traces, size=9, axis=-1, mode="reflect")
+        den = nd.uniform_filter1d(squares, size=9, axis=-1, mode="reflect")
+        return self.cp.nan_to_num(num / den)
+
     def function(self, op: str) -> Callable[[Any], Any]:
         """The formulation of `op`."""
         return getattr(self, op)
@@ -233,6 +242,8 @@ class Formulations:
             "relative_amplitude_change": f"cupy.clip(nan_to_num(first_derivative(env) / env), -1, 1), env = cupy.abs({h})",
             "instantaneous_frequency": f"cupy.abs(first_derivative(cupy.unwrap(cupy.angle({h}))) / (2 pi) * 250)",
             "sweetness": "envelope(x) / cupy.maximum(instantaneous_frequency(x), 5), each its own analytic signal",
+            "semblance": "m = uniform_filter(x, (3,3,1)), q = uniform_filter(x*x, (3,3,1)), then "
+            "nan_to_num(uniform_filter1d(m*m, 9) / uniform_filter1d(q, 9)) (mode='reflect'; the 9s cancel)",
         }[op]
 
 

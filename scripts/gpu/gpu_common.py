@@ -40,6 +40,7 @@ COMPARED_OPS = (
     "relative_amplitude_change",
     "instantaneous_frequency",
     "sweetness",
+    "semblance",
 )
 
 class UsageError(Exception):

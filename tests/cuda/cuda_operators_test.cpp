@@ -46,6 +46,9 @@ std::vector<std::pair<std::string, params>> cases() {
   out.push_back({"quality_factor", {{"sample_rate", "2"}}});
   out.push_back({"gst_3d_dip", {{"kernel", "3,5,3"}}});
   out.push_back({"chaos", {{"kernel", "3,3,3"}}});
+  out.push_back({"semblance", {{"kernel", "5,1,7"}}});
+  out.push_back({"semblance", {{"kernel", "3,1,515"}}});  // beyond the tile path's reach
+  out.push_back({"rescale_amplitude_range", {{"min_val", "-0.1"}, {"max_val", "0.2"}}});
   return out;
 }
 

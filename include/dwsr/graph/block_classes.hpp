@@ -94,8 +94,12 @@ class block_classes {
   [[noreturn]] static void too_many(const chunking& c) {
     std::string halo, fix;
     for (int a = 0; a < 3; ++a) {
-      halo += (a ? "x" : "") + std::to_string(c.halo()[a]);
-      fix += (a ? "x" : "") + std::to_string(std::max(c.chunk()[a], std::min(c.halo()[a], c.cube()[a])));
+      if (a) {
+        halo += 'x';
+        fix += 'x';
+      }
+      halo += std::to_string(c.halo()[a]);
+      fix += std::to_string(std::max(c.chunk()[a], std::min(c.halo()[a], c.cube()[a])));
     }
     std::uint64_t classes = 1;
     for (int a = 0; a < 3; ++a) classes *= c.axis_classes(a).size();

@@ -67,6 +67,11 @@ registry catalogue_for() {
   return out;
 }
 
+#ifdef DWSR_EXTERN_OPERATORS
+// Registering every operator (factories, parameter parsing) is compiled once too.
+extern template registry catalogue_for<execution_contexts>();
+#endif
+
 /// The catalogue for the default contexts: copy it to add operators of your own
 /// (`dwsr::registry reg = dwsr::operators::catalogue(); reg.add<my_op>();`).
 inline const registry& catalogue() {

@@ -227,7 +227,7 @@ class operator_model<Op, context_list<Contexts...>> final : public configured_op
  protected:
   const void* entry_of(const std::type_info& context) const noexcept override {
     const void* found = nullptr;
-    ((context == typeid(Contexts) ? (found = table.template find<Contexts>(), true) : false) || ...);
+    static_cast<void>(((context == typeid(Contexts) ? (found = table.template find<Contexts>(), true) : false) || ...));
     return found;
   }
   const void* target() const noexcept override { return &op_; }

@@ -3,7 +3,8 @@
 /// median, convolution) and the signal family's windowed operators (rms,
 /// first_derivative, second_derivative), each the CPU operator's description
 /// (name, parameters, halo, outputs; operators/noise_reduction.hpp,
-/// operators/signal.hpp) with a run() for cuda_context and cuda_meta_context.
+/// operators/signal.hpp) with a run() for cuda_context and cuda_meta_context;
+/// and the signal family's pointwise rescale_amplitude_range.
 ///
 /// Memory (device): input and output; a cube-sized temporary only where a
 /// separable filter cannot take the tile path (detail/window_kernels.cuh).
@@ -14,6 +15,7 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 
 #include "dwsr/operators/cuda/detail/window_kernels.cuh"
@@ -50,12 +52,34 @@ struct median : operators::median {
   }
 };
 
-/// rms: sqrt of the box mean of x^2, NaN -> 0.
-struct rms : operators::rms {
-  using operators::rms::rms;
+/// sqrt of the box mean of x^2, NaN -> 0 (Cpu: rms, or rms2, the reference's second copy of it).
+template <class Cpu>
+struct root_mean_square : Cpu {
+  using Cpu::Cpu;
   template <class Ctx>
   void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
-    detail::separable_filter(ctx, in.data(), out[0].as<float>().data(), in.shape(), detail::rms_spec(kernel));
+    detail::separable_filter(ctx, in.data(), out[0].as<float>().data(), in.shape(), detail::rms_spec(this->kernel));
+  }
+};
+
+using rms = root_mean_square<operators::rms>;
+using rms2 = root_mean_square<operators::rms2>;
+
+/// rescale_amplitude_range: x clipped to [min_val, max_val] (NaN kept), one thread a voxel.
+struct rescale_amplitude_range : operators::rescale_amplitude_range {
+  using operators::rescale_amplitude_range::rescale_amplitude_range;
+  struct clip {
+    const float* x;
+    float* y;
+    float lo, hi;
+    __device__ void operator()(std::uint64_t i, std::uint64_t, std::size_t) const {
+      y[i] = x[i] < lo ? lo : (x[i] > hi ? hi : x[i]);
+    }
+  };
+  template <class Ctx>
+  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
+    ctx.parallel_for(in.size(), clip{in.data(), out[0].as<float>().data(), static_cast<float>(min_val),
+                                     static_cast<float>(max_val)});
   }
 };
 
