@@ -36,6 +36,8 @@ from gpu_common import COMPARED_OPS, ArgumentParser, UsageError, error_entry, lo
 SMOOTHING_WEIGHTS = (0.178947, 0.642105, 0.178947)
 #: The central difference along time.
 DERIVATIVE_WEIGHTS = (-0.5, 0.0, 0.5)
+#: numpy.trapz over 9 samples as correlation weights (reflection_intensity).
+TRAPEZOID_WEIGHTS = (0.5, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.5)
 #: How the JSON names the own analytic-signal formulation.
 OWN_HILBERT = "own fft/ifft (scipy.signal.hilbert's definition)"
 
@@ -141,6 +143,7 @@ class Formulations:
         self.hilbert_note = ""
         self._derivative = cp.asarray(DERIVATIVE_WEIGHTS, dtype=cp.float32)
         self._smoothing = cp.asarray(SMOOTHING_WEIGHTS, dtype=cp.float32)
+        self._trapezoid = cp.asarray(TRAPEZOID_WEIGHTS, dtype=cp.float32)
 
     def check_hilbert(self, x: Any) -> None:
         """Falls back to the own formulation when cupyx's hilbert fails or leaves single precision on `x`."""
@@ -222,6 +225,10 @@ class Formulations:
         den = nd.uniform_filter1d(squares, size=9, axis=-1, mode="reflect")
         return self.cp.nan_to_num(num / den)
 
+    def reflection_intensity(self, x: Any) -> Any:
+        """The trapezoid integral over the 9 samples around each along time, NaN -> 0."""
+        return self.cp.nan_to_num(self.ndimage.correlate1d(x, self._trapezoid, axis=-1, mode="reflect"))
+
     def function(self, op: str) -> Callable[[Any], Any]:
         """The formulation of `op`."""
         return getattr(self, op)
@@ -242,6 +249,7 @@ class Formulations:
             "relative_amplitude_change": f"cupy.clip(nan_to_num(first_derivative(env) / env), -1, 1), env = cupy.abs({h})",
             "instantaneous_frequency": f"cupy.abs(first_derivative(cupy.unwrap(cupy.angle({h}))) / (2 pi) * 250)",
             "sweetness": "envelope(x) / cupy.maximum(instantaneous_frequency(x), 5), each its own analytic signal",
+            "reflection_intensity": "nan_to_num(correlate1d(x, [0.5,1,1,1,1,1,1,1,0.5], axis=-1, mode='reflect'))",
             "semblance": "m = uniform_filter(x, (3,3,1)), q = uniform_filter(x*x, (3,3,1)), then "
             "nan_to_num(uniform_filter1d(m*m, 9) / uniform_filter1d(q, 9)) (mode='reflect'; the 9s cancel)",
         }[op]

@@ -41,6 +41,7 @@ COMPARED_OPS = (
     "instantaneous_frequency",
     "sweetness",
     "semblance",
+    "reflection_intensity",
 )
 
 class UsageError(Exception):

@@ -49,6 +49,7 @@ std::vector<std::pair<std::string, params>> cases() {
   out.push_back({"semblance", {{"kernel", "5,1,7"}}});
   out.push_back({"semblance", {{"kernel", "3,1,515"}}});  // beyond the tile path's reach
   out.push_back({"rescale_amplitude_range", {{"min_val", "-0.1"}, {"max_val", "0.2"}}});
+  out.push_back({"reflection_intensity", {{"kernel", "1,1,4"}}});
   return out;
 }
 

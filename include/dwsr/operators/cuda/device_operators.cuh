@@ -29,8 +29,8 @@
   X(amplitude_acceleration) X(instantaneous_frequency) X(instantaneous_bandwidth) X(dominant_frequency) \
   X(frequency_change) X(sweetness) X(quality_factor) X(response_phase) X(response_frequency) X(response_amplitude) \
   X(apparent_polarity) X(phase_rotation) X(first_derivative) X(second_derivative) X(rescale_amplitude_range) \
-  X(rms) X(rms2) X(gaussian) X(median) X(convolution) X(gst_3d_dip) X(gst_3d_azm) X(gst_2d_dips) X(semblance) \
-  X(semblance2) X(chaos) X(coherence) X(structured_semblance)
+  X(rms) X(rms2) X(reflection_intensity) X(gaussian) X(median) X(convolution) X(gst_3d_dip) X(gst_3d_azm) \
+  X(gst_2d_dips) X(semblance) X(semblance2) X(chaos) X(coherence) X(structured_semblance)
 // clang-format on
 
 namespace dwsr::operators::cuda {

@@ -4,7 +4,8 @@
 /// first_derivative, second_derivative), each the CPU operator's description
 /// (name, parameters, halo, outputs; operators/noise_reduction.hpp,
 /// operators/signal.hpp) with a run() for cuda_context and cuda_meta_context;
-/// and the signal family's pointwise rescale_amplitude_range.
+/// and the signal family's reflection_intensity (one time pass) and pointwise
+/// rescale_amplitude_range.
 ///
 /// Memory (device): input and output; a cube-sized temporary only where a
 /// separable filter cannot take the tile path (detail/window_kernels.cuh).
@@ -64,6 +65,16 @@ struct root_mean_square : Cpu {
 
 using rms = root_mean_square<operators::rms>;
 using rms2 = root_mean_square<operators::rms2>;
+
+/// reflection_intensity: the trapezoid integral of the samples around each along time, NaN -> 0.
+struct reflection_intensity : operators::reflection_intensity {
+  using operators::reflection_intensity::reflection_intensity;
+  template <class Ctx>
+  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
+    detail::separable_filter(ctx, in.data(), out[0].as<float>().data(), in.shape(),
+                             detail::reflection_intensity_spec(kernel));
+  }
+};
 
 /// rescale_amplitude_range: x clipped to [min_val, max_val] (NaN kept), one thread a voxel.
 struct rescale_amplitude_range : operators::rescale_amplitude_range {

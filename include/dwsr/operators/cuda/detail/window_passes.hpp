@@ -104,6 +104,11 @@ inline separable_spec rms_spec(const std::array<std::uint64_t, 3>& k) {
   return {box_mean_passes(k, true), true, pass_finish::sqrt_nan_to_zero};
 }
 
+/// reflection_intensity: the trapezoid integral over kernel[2] samples along time, NaN -> 0.
+inline separable_spec reflection_intensity_spec(const std::array<std::uint64_t, 3>& k) {
+  return {{{2, operators::detail::kernel_recipe::trapezoid(k[2])}}, false, pass_finish::nan_to_zero};
+}
+
 /// A derivative along `axis`, smoothed along the other axes in ascending
 /// order, the passes in the given forms (the structure tensor's gradients
 /// take scipy's symmetric ones).
