@@ -126,7 +126,7 @@ struct semblance_attribute : Cpu {
                                      detail::cube_geometry::of(shape),
                                      {std::int64_t(k[0]), std::int64_t(k[1]), std::int64_t(k[2])}};
     const auto tiles_t = (shape.samples + detail::semblance_tile - 1) / detail::semblance_tile;
-    if (!detail::semblance_tiles(p.k) || shape.traces() * tiles_t > 0x7fffffff || shape.crosslines > 0xffffffff)
+    if (!detail::semblance_tiles(p.k) || shape.traces() * tiles_t > 0x7fffffff)  // block indices fit 31 bits
       return ctx.parallel_for(shape.voxels(), p);
     if constexpr (Ctx::computes) {
       if (shape.voxels() == 0) return;
