@@ -77,7 +77,7 @@ inline nlohmann::json suite_document(const leaderboard::suite& s) {
           {"held_out_families", s.held_out},
           {"probes",
            {{"rss_increase_bytes",
-             "the kernel's peak resident set of a fresh `dwsr run` process (wait4 ru_maxrss, VmHWM at exit) minus "
+             "the kernel's peak resident set of a fresh `dwsr run` process (its VmHWM, read as it ends) minus "
              "the same command's on a one-trace cube"},
             {"event_peak_bytes", "dwsr's own allocation events, the largest worker's peak (`dwsr run --json`)"},
             {"seconds", "wall time of the run"}}},

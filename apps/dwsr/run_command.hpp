@@ -168,6 +168,9 @@ inline void add_run_command(CLI::App& app) {
                          {"planned_pages_bytes", m.planned_pages},
                          {"planned_pages_sum_bytes", m.planned_pages_sum()},
                          {"rss_increase_bytes", m.rss_increase},
+                         // The kernel's peak RSS of this process since the run began (its probe reset it), for
+                         // probes outside (env/real_check.hpp).
+                         {"vm_hwm_bytes", proc_self_bytes("/proc/self/status", "VmHWM:")},
                          {"seconds", m.measured.seconds},
                          {"outputs", m.files}});
     std::printf("%s on %s (%s), chunk %s: %llu block%s on %zu worker%s x %zu thread%s\n", opts.graph.c_str(),

@@ -15,6 +15,7 @@
 #include "dwsr/env/chunk_real.hpp"
 #include "dwsr/env/chunk_training.hpp"
 #include "dwsr/env/pack_training.hpp"
+#include "dwsr/env/peak_real.hpp"
 #include "dwsr/env/peak_training.hpp"
 
 namespace dwsr::cli {
@@ -67,17 +68,49 @@ class train_progress {
   std::chrono::steady_clock::time_point last_;
 };
 
-/// Writes a ChunkSchedule or GpuPack training's files together; an earlier
+/// Writes a training's files together with `write(dir, extra)`; an earlier
 /// run's real.csv, when this run has none, is removed: it would not belong
 /// to this policy.
-inline void write_episodic_files(const std::filesystem::path& dir, const env::episodic_training_result& t,
-                                 const std::vector<env::extra_file>& extra) {
+template <class Write>
+void write_training_files(const std::filesystem::path& dir, const std::vector<env::extra_file>& extra, Write&& write) {
   remove_stale_partials_of(dir / "policy.json");
-  env::write_episodic_training(dir, t, extra);
+  write(dir, extra);
   if (std::none_of(extra.begin(), extra.end(), [](const env::extra_file& f) { return f.name == "real.csv"; })) {
     std::error_code ignored;
     std::filesystem::remove(dir / "real.csv", ignored);
   }
+}
+
+/// Real mode's runs: `run(k, tool, scratch)` for k = 0 to n - 1, each
+/// executing with this very tool in a scratch directory inside `dir`, which
+/// is removed afterwards (and `dir` too, after a failure, when this created
+/// it and it stayed empty); progress on a terminal.
+template <class Run>
+auto run_real(const std::filesystem::path& dir, std::size_t n, train_progress& meter, Run&& run) {
+  const auto tool = std::filesystem::read_symlink("/proc/self/exe");
+  std::vector<decltype(run(std::size_t{}, tool, tool))> rows;
+  const bool existed = std::filesystem::exists(dir);
+  std::filesystem::create_directories(dir);
+  const auto scratch = dir / ".dwsr-train-real";
+  std::filesystem::create_directories(scratch);
+  auto clean = [&] {
+    meter.clear();
+    std::error_code ignored;
+    std::filesystem::remove_all(scratch, ignored);
+  };
+  try {
+    for (std::size_t k = 0; k < n; ++k) {
+      if (meter.tty()) std::fprintf(stderr, "\r\033[Kreal: run %zu/%zu", k + 1, n);
+      rows.push_back(run(k, tool, scratch));
+    }
+  } catch (...) {
+    clean();
+    std::error_code ignored;
+    if (!existed) std::filesystem::remove(dir, ignored);  // only when empty
+    throw;
+  }
+  clean();
+  return rows;
 }
 
 /// Prints what a ChunkSchedule or GpuPack training gave (`heuristic`: the
@@ -117,7 +150,7 @@ inline void report_episodic(const std::string& environment, const std::string& p
     std::printf("  sampling its actions instead of taking the most probable: mean return %.4f, out of memory %.1f%%\n",
                 t.sampled_test.mean_return, 100 * t.sampled_test.oom_rate);
   if (!runs.empty()) {
-    const auto agree = env::chunk_real_agree(runs);
+    const auto agree = env::agree(runs);
     std::printf("  real: %zu runs, |RSS increase / simulated pages - 1|: mean %.4f, worst %.4f\n", runs.size(),
                 agree.mean, agree.worst);
   }
@@ -135,7 +168,7 @@ inline void add_train_command(CLI::App& app) {
   static env::peak_training_request r;
   static env::episodic_training_request c;
   static std::uint64_t rows = 20000, pool_seed = 0, steps = 100000, window = 1000, seed = 0, eval = 10000;
-  static std::uint64_t tasks = 256, real = 0, real_max_mib = env::chunk_real_max_cube_bytes >> 20;
+  static std::uint64_t tasks = 256, real = 0, real_max_mib = env::real_max_cube_bytes >> 20;
   static std::uint64_t kinds = 64, arrivals = 32;
   static double load = 2;
   static std::string allocator = "torch_cuda_caching", time_cost = "flow_time";
@@ -206,14 +239,16 @@ inline void add_train_command(CLI::App& app) {
                         ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20))
                         ->capture_default_str();
   auto* real_opt = cmd->add_option("--real", real,
-                                   "chunk_schedule: after scoring, run the policy's first chunk for real on this many "
-                                   "test tasks (small cubes, no event_picks) and write real.csv")
+                                   "after scoring, run the policy's choice for real on this many test tasks "
+                                   "(chunk_schedule: its first chunk) or jobs (peak_predict: each job, its predicted "
+                                   "peak's reward against the measured peak; label peak_requested) with small cubes "
+                                   "and a peak that does not depend on the data, and write real.csv")
                        ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1000}))
                        ->capture_default_str();
-  auto* real_max_opt = cmd->add_option("--real-max-mib", real_max_mib,
-                                       "chunk_schedule, --real: the largest cube run for real, MiB of float32")
-                           ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20))
-                           ->capture_default_str();
+  auto* real_max_opt =
+      cmd->add_option("--real-max-mib", real_max_mib, "--real: the largest cube run for real, MiB of float32")
+          ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20))
+          ->capture_default_str();
   std::vector<CLI::Option*> pack_opts{
       cmd->add_option("--kinds", kinds, "gpu_pack: job kinds of the generated pool (both parts)")
           ->check(CLI::Range(std::uint64_t{5}, std::uint64_t{1} << 16))
@@ -233,7 +268,9 @@ inline void add_train_command(CLI::App& app) {
           ->capture_default_str()};
   cmd->add_flag("--json", json, "print a JSON summary instead of lines");
   cmd->callback([=] {
-    std::vector<CLI::Option*> chunk_opts{tasks_opt, real_opt, real_max_opt};
+    std::vector<CLI::Option*> chunk_opts{tasks_opt};
+    std::vector<CLI::Option*> real_opts{real_opt, real_max_opt};
+    if (real == 0 && real_max_opt->count() > 0) throw invalid_input("--real-max-mib applies only with --real N");
     std::vector<CLI::Option*> peak_opts{dataset_opt, rows_opt, label_opt, split_opt, bins_opt, alpha_opt};
     std::vector<CLI::Option*> episodic_opts{episodes_opt, hidden_opt, lr_opt, batch_opt};
     if (environment == "peak_predict") {
@@ -244,6 +281,7 @@ inline void add_train_command(CLI::App& app) {
     } else if (environment == "chunk_schedule" || environment == "gpu_pack") {
       const bool chunk = environment == "chunk_schedule";
       detail::refuse_options({peak_opts, chunk ? pack_opts : chunk_opts}, "--env " + environment);
+      if (!chunk) detail::refuse_options({real_opts}, "--env gpu_pack (its jobs run on a GPU)");
       const std::string heuristic = chunk ? "advisor" : "first_fit";
       c.policy = policy.empty() ? "reinforce" : policy;
       if (c.policy != "random" && c.policy != heuristic && c.policy != "reinforce")
@@ -254,7 +292,6 @@ inline void add_train_command(CLI::App& app) {
                                "--policy " + c.policy + " (it is only scored; reinforce trains)");
       if (steps_opt->count() > 0 && episodes_opt->count() > 0)
         throw invalid_input("--steps and --episodes: expected one of them (training length)");
-      if (real == 0 && real_max_opt->count() > 0) throw invalid_input("--real-max-mib applies only with --real N");
       if (time_cost != "flow_time" && time_cost != "makespan")
         throw invalid_input("--time-cost " + quote(time_cost) + ": expected flow_time or makespan");
     } else {
@@ -275,31 +312,83 @@ inline void add_train_command(CLI::App& app) {
       } else {
         dataset_options d{.rows = rows, .seed = pool_seed};
         d.allocators = {"exact", "host_pages"};
-        if (label.rfind("peak_reserved_", 0) == 0) d.allocators.push_back(label.substr(14));
+        const auto model = label.rfind("peak_reserved_", 0) == 0 ? label.substr(14) : std::string();
+        if (!model.empty() && std::find(d.allocators.begin(), d.allocators.end(), model) == d.allocators.end())
+          d.allocators.push_back(model);
         jobs = std::make_shared<const env::peak_jobs>(env::generate_peak_jobs(operators::catalogue(), d, po));
         r.pool = {{"generated", {{"rows", rows}, {"seed", pool_seed}, {"allocators", d.allocators}}}};
       }
+      // Real mode's jobs, checked before training.
+      const auto chosen =
+          env::peak_real_jobs(operators::catalogue(), *jobs, real, {.max_cube_bytes = real_max_mib << 20});
+      if (chosen.size() < real)
+        throw invalid_input("--real " + std::to_string(real) + ": the pool's test part has " +
+                            std::to_string(chosen.size()) +
+                            " jobs with a known graph, dwsr's own execution, at most one worker per core, a peak "
+                            "that does not depend on the data, 32 MiB of pages or more and a cube of at most " +
+                            std::to_string(real_max_mib) +
+                            " MiB; expected at least that many (more --rows, another --pool-seed or a larger "
+                            "--real-max-mib)");
       r.progress = [&](std::uint64_t done) { meter(done, r.steps, "steps"); };
-      const auto t = env::train_peak_predict(jobs, r);
+      auto t = env::train_peak_predict(jobs, r);
       r.progress = {};  // it refers to this callback's locals
       meter.clear();
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      remove_stale_partials_of(std::filesystem::path(out) / "policy.json");
-      env::write_peak_training(out, t);
-      if (json)
-        return print_json({{"env", environment},
-                           {"policy", r.policy},
-                           {"steps", r.steps},
-                           {"seconds", seconds},
-                           {"out", out},
-                           {"test", t.policy["test"]},
-                           {"random_test", t.policy["random_test"]}});
+
+      // Real mode: the policy's prediction for each chosen test job, the job run by this very tool.
+      std::vector<env::peak_real_row> runs;
+      std::vector<env::extra_file> extra;
+      if (real > 0) {
+        const auto bin_peaks = t.policy["bin_peaks"].get<std::vector<double>>();
+        env::random_policy random(env::discrete_space{r.bins}, seed);
+        runs = detail::run_real(out, chosen.size(), meter, [&](std::size_t k, const auto& tool, const auto& scratch) {
+          const auto j = chosen[k];
+          const std::span<const float> obs(jobs->x.data() + j * jobs->dim(), jobs->dim());
+          const auto action = t.trained ? t.trained->greedy(obs) : random.act(obs);
+          return env::run_peak_real(operators::catalogue(), *jobs, j, bin_peaks[std::size_t(action)], tool, scratch);
+        });
+        const auto agree = env::agree(runs);
+        const auto rewards = env::peak_real_compare(runs, r.oom_reward);
+        t.policy["real"] = {{"jobs", chosen},
+                            {"file", "real.csv"},
+                            {"mean_abs_ratio_error", agree.mean},
+                            {"worst_abs_ratio_error", agree.worst},
+                            {"mean_simulated_reward", rewards.mean_simulated},
+                            {"mean_real_reward", rewards.mean_real},
+                            {"mean_abs_reward_difference", rewards.mean_abs_difference},
+                            {"oom_disagreements", rewards.oom_disagreements}};
+        extra.push_back({"real.csv", env::peak_real_csv(runs, r.oom_reward)});
+      }
+      detail::write_training_files(
+          out, extra, [&](const auto& dir, const auto& files) { env::write_peak_training(dir, t, files); });
+      if (json) {
+        nlohmann::json summary{{"env", environment},
+                               {"policy", r.policy},
+                               {"steps", r.steps},
+                               {"seconds", seconds},
+                               {"out", out},
+                               {"test", t.policy["test"]},
+                               {"random_test", t.policy["random_test"]}};
+        if (t.policy.contains("real")) summary["real"] = t.policy["real"];
+        return print_json(summary);
+      }
       std::printf("%s trained %llu steps on %llu train jobs in %.2f s\n", r.policy.c_str(),
                   static_cast<unsigned long long>(r.steps),
                   static_cast<unsigned long long>(t.policy["pool"]["train_jobs"].get<std::uint64_t>()), seconds);
       std::printf("  test jobs: mean reward %.4g (random %.4g), out of memory %.1f%% (random %.1f%%)\n",
                   t.test.mean_reward, t.random_test.mean_reward, 100 * t.test.oom_rate, 100 * t.random_test.oom_rate);
-      std::printf("wrote %s/policy.json, curve.csv\n", out.c_str());
+      if (!runs.empty()) {
+        const auto& d = t.policy["real"];
+        std::printf("  real: %zu runs, |RSS increase / simulated pages - 1|: mean %.4f, worst %.4f\n", runs.size(),
+                    d["mean_abs_ratio_error"].get<double>(), d["worst_abs_ratio_error"].get<double>());
+        std::printf(
+            "  real: mean reward %.4g against the measured peaks, %.4g simulated (mean |difference| %.4g, "
+            "%llu out-of-memory verdicts differ)\n",
+            d["mean_real_reward"].get<double>(), d["mean_simulated_reward"].get<double>(),
+            d["mean_abs_reward_difference"].get<double>(),
+            static_cast<unsigned long long>(d["oom_disagreements"].get<std::uint64_t>()));
+      }
+      std::printf("wrote %s/policy.json, curve.csv%s\n", out.c_str(), runs.empty() ? "" : ", real.csv");
       return;
     }
 
@@ -324,7 +413,8 @@ inline void add_train_command(CLI::App& app) {
       c.progress = {};
       meter.clear();
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      detail::write_episodic_files(dir, t, {});
+      detail::write_training_files(
+          dir, {}, [&](const auto& d, const auto& files) { env::write_episodic_training(d, t, files); });
       detail::report_episodic(environment, c.policy, "first_fit", t, seconds, out, json, {});
       return;
     }
@@ -348,47 +438,28 @@ inline void add_train_command(CLI::App& app) {
     std::vector<env::chunk_real_row> runs;
     std::vector<env::extra_file> extra;
     if (real > 0) {
-      const auto tool = std::filesystem::read_symlink("/proc/self/exe");
-      const bool existed = std::filesystem::exists(dir);
-      std::filesystem::create_directories(dir);
-      const auto scratch = dir / ".dwsr-train-real";
-      std::filesystem::create_directories(scratch);
       env::chunk_schedule test(pool, {.part = env::pool_part::test});
       env::masked_random_policy random(test.action_space(), seed);
       std::vector<float> obs(test.observation_space().size());
       std::vector<std::uint8_t> mask(env::chunk_candidates);
       env::chunk_info info;
-      try {
-        for (std::size_t k = 0; k < chosen.size(); ++k) {
-          test.reset_task(chosen[k], seed, obs, info);
-          test.action_mask(mask);
-          std::int64_t action = c.policy == "advisor" ? env::advisor_action(test)
-                                : t.trained           ? t.trained->greedy(obs, mask)
-                                                      : random.act(obs, mask);
-          if (meter.tty())
-            std::fprintf(stderr, "\r\033[Kreal: task %llu (%zu/%zu)", static_cast<unsigned long long>(chosen[k]), k + 1,
-                         chosen.size());
-          runs.push_back(
-              env::run_chunk_real(operators::catalogue(), *pool, chosen[k], std::size_t(action), tool, scratch));
-        }
-      } catch (...) {
-        meter.clear();
-        std::error_code ignored;
-        std::filesystem::remove_all(scratch, ignored);
-        if (!existed) std::filesystem::remove(dir, ignored);  // only when empty
-        throw;
-      }
-      meter.clear();
-      std::error_code ignored;
-      std::filesystem::remove_all(scratch, ignored);
-      const auto agree = env::chunk_real_agree(runs);
+      runs = detail::run_real(dir, chosen.size(), meter, [&](std::size_t k, const auto& tool, const auto& scratch) {
+        test.reset_task(chosen[k], seed, obs, info);
+        test.action_mask(mask);
+        const std::int64_t action = c.policy == "advisor" ? env::advisor_action(test)
+                                    : t.trained           ? t.trained->greedy(obs, mask)
+                                                          : random.act(obs, mask);
+        return env::run_chunk_real(operators::catalogue(), *pool, chosen[k], std::size_t(action), tool, scratch);
+      });
+      const auto agree = env::agree(runs);
       t.document["real"] = {{"tasks", chosen},
                             {"file", "real.csv"},
                             {"mean_abs_ratio_error", agree.mean},
                             {"worst_abs_ratio_error", agree.worst}};
       extra.push_back({"real.csv", env::chunk_real_csv(runs)});
     }
-    detail::write_episodic_files(dir, t, extra);
+    detail::write_training_files(dir, extra,
+                                 [&](const auto& d, const auto& files) { env::write_episodic_training(d, t, files); });
     detail::report_episodic(environment, c.policy, "advisor", t, seconds, out, json, runs);
   });
 }

@@ -4,7 +4,9 @@
 // threads, FFTW's plans), compared with what the plan says the process holds:
 // every worker's live buffers in whole pages (host_pages), summed over the
 // workers, which run blocks of one shape at the same time. And the same check
-// as `dwsr train --env chunk_schedule --real` runs it (env/chunk_real.hpp).
+// as `dwsr train --env chunk_schedule --real` and `--env peak_predict --real`
+// run it (env/chunk_real.hpp, env/peak_real.hpp), with each child's own
+// VmHWM.
 
 #include <catch2/catch.hpp>
 
@@ -87,42 +89,91 @@ TEST_CASE("a chunked run's peak RSS is what the plan says the process holds") {
   }
 }
 
+namespace {
+
+/// real.csv of `dwsr train ARGS --real 2`: its header and each row's cells.
+struct real_csv {
+  std::string header;
+  std::vector<std::vector<std::string>> rows;
+};
+
+/// Runs `dwsr train ARGS --real 2 -o DIR/out` and reads its real.csv; checks
+/// what every real mode promises: the summary line, the scratch directory
+/// gone, and a later run without --real into the same directory removing
+/// real.csv (it would not belong to that policy).
+real_csv train_real(const std::string& args, const std::filesystem::path& dir) {
+  const auto out = (dir / "out").string();
+  const auto r = dwsr::test::run_dwsr("train " + args + " --eval-episodes 100 --real 2 -o " + out);
+  INFO("stderr: " << r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("real: 2 runs") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "out" / ".dwsr-train-real"));
+  real_csv csv;
+  std::istringstream in(file_text(dir / "out" / "real.csv"));
+  std::getline(in, csv.header);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream cells(line);
+    auto& row = csv.rows.emplace_back();
+    for (std::string c; std::getline(cells, c, ',');) row.push_back(c);
+  }
+  std::filesystem::copy_file(dir / "out" / "policy.json", dir / "policy.json");
+  REQUIRE(dwsr::test::run_dwsr("train " + args + " --eval-episodes 10 -o " + out).status == 0);
+  CHECK(!std::filesystem::exists(dir / "out" / "real.csv"));
+  CHECK(!nlohmann::json::parse(file_text(dir / "out" / "policy.json")).contains("real"));
+  return csv;
+}
+
+}  // namespace
+
 TEST_CASE("dwsr train --env chunk_schedule --real runs the chosen chunks and the kernel agrees with the simulator") {
   // The first two small test tasks of the default pool without event_picks
   // (tasks 24 and 29: 433x434x82, W5 x T3, and 102x328x273, W1 x T2), each at
   // the advisor's chunk: about 2 s each.
   dwsr::test::temp_dir dir;
-  const auto r = dwsr::test::run_dwsr("train --env chunk_schedule --policy advisor --eval-episodes 100 --real 2 -o " +
-                                      (dir / "out").string());
-  INFO("stderr: " << r.err);
-  REQUIRE(r.status == 0);
-  CHECK(r.out.find("real: 2 runs") != std::string::npos);
-  std::istringstream csv(file_text(dir / "out" / "real.csv"));
-  std::string line;
-  std::getline(csv, line);
-  CHECK(line ==
+  const auto csv = train_real("--env chunk_schedule --policy advisor", dir.path());
+  CHECK(csv.header ==
         "task,chunk,workers,threads,simulated_peak_bytes,simulated_pages_bytes,rss_increase_bytes,ratio,seconds");
   std::vector<std::string> tasks;
-  while (std::getline(csv, line)) {
-    std::vector<std::string> cells;
-    std::istringstream in(line);
-    for (std::string c; std::getline(in, c, ',');) cells.push_back(c);
+  for (const auto& cells : csv.rows) {
     REQUIRE(cells.size() == 9);
     tasks.push_back(cells[0]);
     const double pages = std::stod(cells[5]), increase = std::stod(cells[6]);
-    INFO(line);
+    INFO("task " << cells[0]);
     CHECK(std::stod(cells[4]) > 0);
     // rss_cli_test's tolerance: the kernel's lazily synced counters, library memory.
     CHECK(std::abs(increase - pages) <= 0.02 * pages + double(2u << 20));
   }
   CHECK(tasks == std::vector<std::string>{"24", "29"});
-  const auto doc = nlohmann::json::parse(file_text(dir / "out" / "policy.json"));
-  CHECK(doc["real"]["tasks"] == nlohmann::json::array({24, 29}));
-  CHECK(!std::filesystem::exists(dir / "out" / ".dwsr-train-real"));  // the scratch directory is gone
-  // A run without --real into the same directory: the earlier real.csv goes.
-  REQUIRE(dwsr::test::run_dwsr("train --env chunk_schedule --policy advisor --eval-episodes 10 -o " +
-                               (dir / "out").string())
-              .status == 0);
-  CHECK(!std::filesystem::exists(dir / "out" / "real.csv"));
-  CHECK(!nlohmann::json::parse(file_text(dir / "out" / "policy.json")).contains("real"));
+  CHECK(nlohmann::json::parse(file_text(dir / "policy.json"))["real"]["tasks"] == nlohmann::json::array({24, 29}));
+}
+
+TEST_CASE("dwsr train --env peak_predict --real runs test jobs and scores the prediction against the measured peak") {
+  // The first two eligible test jobs of the default pool (1937 and 1941:
+  // amplitude_acceleration on 413x28x557 in 3 blocks, W2 x T1), about 1 s each.
+  dwsr::test::temp_dir dir;
+  const auto csv = train_real("--env peak_predict --steps 2000", dir.path());
+  CHECK(csv.header ==
+        "job,operators,cube,chunk,workers,threads,true_peak_bytes,predicted_bytes,simulated_pages_bytes,"
+        "rss_increase_bytes,ratio,simulated_reward,real_reward,seconds");
+  std::vector<std::string> jobs;
+  for (const auto& cells : csv.rows) {
+    REQUIRE(cells.size() == 14);
+    INFO("job " << cells[0]);
+    jobs.push_back(cells[0]);
+    const double truth = std::stod(cells[6]), predicted = std::stod(cells[7]);
+    const double pages = std::stod(cells[8]), increase = std::stod(cells[9]);
+    // The process holds at least its largest worker's peak and at most every worker's at once (the
+    // kernel's lazily synced counters and library memory: rss_cli_test's slack).
+    CHECK(increase >= truth - double(2u << 20));
+    CHECK(increase <= 1.02 * pages + double(2u << 20));
+    // Both rewards as PeakPredict computes them, against the label and against the label scaled by the measurement.
+    const double real_peak = truth * increase / pages;
+    CHECK(std::stod(cells[11]) == Approx(predicted < truth ? -10.0 : -(predicted - truth) / truth).epsilon(1e-5));
+    CHECK(std::stod(cells[12]) ==
+          Approx(predicted < real_peak ? -10.0 : -(predicted - real_peak) / real_peak).epsilon(1e-5));
+  }
+  CHECK(jobs == std::vector<std::string>{"1937", "1941"});
+  const auto doc = nlohmann::json::parse(file_text(dir / "policy.json"));
+  CHECK(doc["real"]["jobs"] == nlohmann::json::array({1937, 1941}));
+  CHECK(doc["real"].contains("mean_abs_reward_difference"));
 }

@@ -107,6 +107,17 @@ TEST_CASE("dwsr train takes jobs from a dataset directory and trains the random 
   CHECK(csv_rows(dir / "out" / "curve.csv").size() == 3);  // 200, 400, 500
 }
 
+TEST_CASE("dwsr train learns a reserved peak of the generated pool, host_pages among its allocators") {
+  temp_dir dir;
+  const auto r = run_dwsr("train --rows 200 --steps 100 --eval-episodes 10 --label peak_reserved_host_pages -o " +
+                          (dir / "out").string());
+  INFO("stderr: " << r.err);
+  REQUIRE(r.status == 0);
+  const auto doc = nlohmann::json::parse(text_of(dir / "out" / "policy.json"));
+  CHECK(doc["pool"]["label"] == "peak_reserved_host_pages");
+  CHECK(doc["pool"]["generated"]["allocators"] == nlohmann::json::array({"exact", "host_pages"}));
+}
+
 TEST_CASE("dwsr train refuses bad options in one line and writes nothing") {
   temp_dir dir;
   const auto out = " -o " + (dir / "out").string();
@@ -117,6 +128,11 @@ TEST_CASE("dwsr train refuses bad options in one line and writes nothing") {
   expect_user_error(run_dwsr("train --steps 10 --dataset " + (dir / "missing").string() + out), "columns.json");
   expect_user_error(run_dwsr("train --steps 10 --rows 200 --label peak_bogus" + out), "peak_bogus");
   expect_user_error(run_dwsr("train --steps 10"), "--out");
+  // Real mode: a label no real run gives, more jobs than the pool has small ones, another environment's.
+  expect_user_error(run_dwsr("train --steps 10 --rows 200 --label peak_reserved_host_pages --real 1" + out),
+                    "labelled 'peak_reserved_host_pages'; expected peak_requested");
+  expect_user_error(run_dwsr("train --steps 10 --rows 200 --real 50" + out), "--real 50: the pool's test part has");
+  expect_user_error(run_dwsr("train --env gpu_pack --real 2" + out), "--real does not apply to --env gpu_pack");
   CHECK(!std::filesystem::exists(dir / "out"));
   // An output path that is a file: nothing is written beside it.
   std::ofstream(dir / "file") << "x";

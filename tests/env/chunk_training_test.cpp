@@ -160,7 +160,7 @@ TEST_CASE("real mode runs small test tasks without event_picks, whose environmen
     const auto& t = pool.tasks[i];
     CHECK(t.test);
     CHECK(!t.picks);
-    CHECK(t.cube.voxels() * 4 <= chunk_real_max_cube_bytes);
+    CHECK(t.cube.voxels() * 4 <= real_max_cube_bytes);
     // Every candidate: the environment's per-block peak is the plan's largest worker peak of the whole cube.
     for (std::size_t k = 0; k < chunk_candidates; ++k) {
       const auto job = chunk_real_job(operators::catalogue(), t, k, i);

@@ -29,11 +29,8 @@
 
 namespace dwsr::env {
 
-/// Real mode's default cube limit: 64 MiB of float32.
-inline constexpr std::uint64_t chunk_real_max_cube_bytes = std::uint64_t{64} << 20;
-
 /// Whether task `t` can be run for real (see the file comment).
-inline bool chunk_real_eligible(const chunk_task& t, std::uint64_t max_cube_bytes = chunk_real_max_cube_bytes) {
+inline bool chunk_real_eligible(const chunk_task& t, std::uint64_t max_cube_bytes = real_max_cube_bytes) {
   if (!t.test || t.picks || t.cube.voxels() * sizeof(float) > max_cube_bytes) return false;
   for (const auto& c : t.candidates)
     if (c.peak0 != c.peak1) return false;
@@ -43,7 +40,7 @@ inline bool chunk_real_eligible(const chunk_task& t, std::uint64_t max_cube_byte
 /// The first `n` eligible test tasks of the pool, by index (fewer when the
 /// pool has fewer).
 inline std::vector<std::uint64_t> chunk_real_tasks(const chunk_tasks& tasks, std::uint64_t n,
-                                                   std::uint64_t max_cube_bytes = chunk_real_max_cube_bytes) {
+                                                   std::uint64_t max_cube_bytes = real_max_cube_bytes) {
   std::vector<std::uint64_t> out;
   for (std::uint64_t i = 0; i < tasks.size() && out.size() < n; ++i)
     if (chunk_real_eligible(tasks.tasks[i], max_cube_bytes)) out.push_back(i);
@@ -110,22 +107,6 @@ inline std::string chunk_real_csv(const std::vector<chunk_real_row>& rows) {
            std::to_string(r.m.simulated_pages) + ',' + std::to_string(r.m.rss_increase) + ',' + cells + '\n';
   }
   return out;
-}
-
-/// The agreement of real runs: mean and worst |ratio - 1|.
-struct chunk_real_agreement {
-  double mean = 0, worst = 0;
-};
-
-inline chunk_real_agreement chunk_real_agree(const std::vector<chunk_real_row>& rows) {
-  chunk_real_agreement a;
-  for (const auto& r : rows) {
-    const double e = std::fabs(r.ratio() - 1);
-    a.mean += e;
-    a.worst = std::max(a.worst, e);
-  }
-  if (!rows.empty()) a.mean /= double(rows.size());
-  return a;
 }
 
 }  // namespace dwsr::env

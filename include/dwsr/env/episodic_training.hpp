@@ -162,12 +162,6 @@ episodic_training_result train_episodic(Env train, const Env& test, const episod
   return out;
 }
 
-/// A file written beside policy.json and curve.csv, in the same group.
-struct extra_file {
-  std::string name;     ///< a plain file name
-  std::string content;  ///< its bytes
-};
-
 /// Writes policy.json, curve.csv and `extra` into `dir` (created when
 /// missing), together or not at all. Throws io_error naming what could not
 /// be written.

@@ -14,8 +14,12 @@
 /// and the random split keeps a group of rows, which share a graph and a
 /// cube, in one part, so train and test never share a job.
 ///
-/// Memory: the pool holds jobs x features float32 and one double and one
-/// byte per job; a dataset directory is read whole.
+/// Each job keeps its graph (an index into the pool's graph documents), so
+/// that real mode (env/peak_real.hpp) can execute it; a dataset directory
+/// without graphs.npy gives a pool without graphs (-1).
+///
+/// Memory: the pool holds jobs x features float32, a double, an int64 and a
+/// byte per job, and the graph documents; a dataset directory is read whole.
 
 #include <cmath>
 #include <cstdint>
@@ -43,12 +47,14 @@ struct peak_jobs_options {
 
 /// A pool of jobs (see the file comment).
 struct peak_jobs {
-  std::vector<column> features;    ///< the feature columns, in observation order
-  std::vector<float> x;            ///< jobs x features, row-major
-  std::vector<double> peak;        ///< per job: the true peak, bytes (> 0)
-  std::vector<std::uint8_t> test;  ///< per job: 1 in the test part, 0 in train
-  std::vector<std::uint64_t> row;  ///< per job: its row in the dataset
-  std::string label, split;        ///< what the peaks and parts are
+  std::vector<column> features;        ///< the feature columns, in observation order
+  std::vector<float> x;                ///< jobs x features, row-major
+  std::vector<double> peak;            ///< per job: the true peak, bytes (> 0)
+  std::vector<std::uint8_t> test;      ///< per job: 1 in the test part, 0 in train
+  std::vector<std::uint64_t> row;      ///< per job: its row in the dataset
+  std::vector<std::int64_t> graph;     ///< per job: its graph, an index into graphs (-1: not known)
+  std::vector<nlohmann::json> graphs;  ///< the dataset's graph documents (graph/graph_json.hpp)
+  std::string label, split;            ///< what the peaks and parts are
 
   /// Jobs in the pool, both parts.
   std::size_t size() const noexcept { return peak.size(); }
@@ -75,12 +81,15 @@ inline std::size_t split_named(const std::string& name, const std::string& where
 }
 
 /// The pool from matrices laid out as make_dataset's (x rows x nf, y rows x
-/// nl, split rows x 3), for label column `l` and split column `s`.
+/// nl, split rows x 3, graph_of_row rows or null), for label column `l` and
+/// split column `s`.
 inline peak_jobs pool_of(std::vector<column> features, const float* x, const double* y, std::size_t nl,
-                         const std::uint8_t* split, std::uint64_t rows, std::size_t l, std::size_t s,
+                         const std::uint8_t* split, const std::int64_t* graph_of_row,
+                         std::vector<nlohmann::json> graphs, std::uint64_t rows, std::size_t l, std::size_t s,
                          const peak_jobs_options& o) {
   peak_jobs p;
   p.features = std::move(features);
+  p.graphs = std::move(graphs);
   p.label = o.label;
   p.split = o.split;
   const auto nf = p.features.size();
@@ -91,6 +100,8 @@ inline peak_jobs pool_of(std::vector<column> features, const float* x, const dou
     p.peak.push_back(v);
     p.test.push_back(split[r * 3 + s] ? 1 : 0);
     p.row.push_back(r);
+    const auto g = graph_of_row ? graph_of_row[r] : -1;
+    p.graph.push_back(g >= 0 && std::uint64_t(g) < p.graphs.size() ? g : -1);
   }
   return p;
 }
@@ -104,7 +115,9 @@ inline peak_jobs jobs_from_dataset(const dataset& d, const peak_jobs_options& o 
     throw invalid_input("a dataset of task " + std::string(name_of(d.task)) + " for PeakPredict; expected task peak");
   const auto l = detail::index_named(d.labels, o.label, "label", "the dataset");
   const auto s = detail::split_named(o.split, "the dataset");
-  return detail::pool_of(d.features, d.x.data(), d.y.data(), d.labels.size(), d.split.data(), d.rows(), l, s, o);
+  const bool one_graph_per_row = d.graph_slots == 1 && d.graph_of_row.size() == d.rows();
+  return detail::pool_of(d.features, d.x.data(), d.y.data(), d.labels.size(), d.split.data(),
+                         one_graph_per_row ? d.graph_of_row.data() : nullptr, d.graphs, d.rows(), l, s, o);
 }
 
 /// A pool drawn from `seed`: make_dataset of task peak with `rows` rows of
@@ -182,7 +195,8 @@ inline std::vector<column> columns_of(const nlohmann::json& doc, const char* key
 }  // namespace detail
 
 /// The pool of the dataset `dwsr dataset --task peak` wrote into `dir`:
-/// columns.json, features.npy, labels.npy and splits.npy. Throws io_error
+/// columns.json, features.npy, labels.npy and splits.npy, and graphs.npy
+/// when it is there (each job's graph, for real mode). Throws io_error
 /// naming the file for a missing or corrupt one (not JSON, not a dwsr
 /// dataset, a dtype or shape other than columns.json describes, truncated
 /// data), invalid_input for a dataset of another task or a label or split
@@ -210,7 +224,14 @@ inline peak_jobs load_peak_jobs(const std::filesystem::path& dir, const peak_job
   const auto x = detail::read_matrix<float>(dir / "features.npy", "<f4", "float32", rows, features.size());
   const auto y = detail::read_matrix<double>(dir / "labels.npy", "<f8", "float64", rows, labels.size());
   const auto split = detail::read_matrix<std::uint8_t>(dir / "splits.npy", "|u1", "uint8", rows, 3);
-  return detail::pool_of(features, x.data(), y.data(), labels.size(), split.data(), rows, l, s, o);
+  std::vector<std::int64_t> graph_of_row;
+  std::vector<nlohmann::json> graphs;
+  if (std::filesystem::exists(dir / "graphs.npy")) {
+    graph_of_row = detail::read_matrix<std::int64_t>(dir / "graphs.npy", "<i8", "int64", rows, 1);
+    if (const auto it = doc.find("graphs"); it != doc.end() && it->is_array()) graphs.assign(it->begin(), it->end());
+  }
+  return detail::pool_of(features, x.data(), y.data(), labels.size(), split.data(),
+                         graph_of_row.empty() ? nullptr : graph_of_row.data(), std::move(graphs), rows, l, s, o);
 }
 
 }  // namespace dwsr::env

@@ -72,6 +72,12 @@ struct peak_info {
   bool operator==(const peak_info&) const = default;
 };
 
+/// The reward of predicting `predicted` bytes for a job that needs `truth`
+/// (see the file comment): `oom_reward` below it, minus the idle share above.
+inline double peak_reward(double predicted, double truth, double oom_reward) noexcept {
+  return predicted < truth ? oom_reward : -(predicted - truth) / truth;
+}
+
 namespace detail {
 
 /// 2^x for x in about [-1000, 1000], from portable arithmetic: an exact
@@ -204,11 +210,8 @@ class basic_peak_predict {
       predicted = model_->bin_peak[std::size_t(action)];
     }
     info.predicted = predicted;
-    if (predicted < truth) {
-      info.oom = true;
-      return {model_->oom_reward, true, false};
-    }
-    return {-(predicted - truth) / truth, true, false};
+    info.oom = predicted < truth;
+    return {peak_reward(predicted, truth, model_->oom_reward), true, false};
   }
 
  private:

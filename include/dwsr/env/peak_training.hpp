@@ -19,6 +19,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -52,9 +53,10 @@ struct peak_training_request {
 /// What a training run gives.
 struct peak_training_result {
   std::vector<curve_point> curve;
-  bandit_score test;         ///< the trained policy on the test part
-  bandit_score random_test;  ///< the random policy on the same test episodes
-  nlohmann::json policy;     ///< policy.json's document
+  bandit_score test;              ///< the trained policy on the test part
+  bandit_score random_test;       ///< the random policy on the same test episodes
+  nlohmann::json policy;          ///< policy.json's document
+  std::optional<linucb> trained;  ///< the learned LinUCB (none for the random policy)
 };
 
 /// The policy names train_peak_predict takes.
@@ -82,6 +84,7 @@ inline peak_training_result train_peak_predict(std::shared_ptr<const peak_jobs> 
     out.test = evaluate_bandit(
         test, [&](std::span<const float> obs) { return p.greedy(obs); }, r.eval_episodes, r.seed);
     learned = p.to_json();
+    out.trained = std::move(p);
   } else {
     random_policy p(train.action_space(), r.seed);
     out.curve = train_bandit(train, p, o);
@@ -123,9 +126,11 @@ inline peak_training_result train_peak_predict(std::shared_ptr<const peak_jobs> 
   return out;
 }
 
-/// Writes policy.json and curve.csv into `dir` (created when missing),
-/// together or not at all. Throws io_error naming what could not be written.
-inline void write_peak_training(const std::filesystem::path& dir, const peak_training_result& t) {
+/// Writes policy.json, curve.csv and `extra` into `dir` (created when
+/// missing), together or not at all. Throws io_error naming what could not
+/// be written.
+inline void write_peak_training(const std::filesystem::path& dir, const peak_training_result& t,
+                                const std::vector<extra_file>& extra = {}) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec || !std::filesystem::is_directory(dir))
@@ -138,6 +143,7 @@ inline void write_peak_training(const std::filesystem::path& dir, const peak_tra
     out.precision(17);
     for (const auto& c : t.curve) out << c.step << ',' << c.mean_reward << ',' << c.oom_rate << '\n';
   });
+  for (const auto& f : extra) files.write(dir / f.name, [&](std::ostream& out) { out << f.content; });
   files.commit();
 }
 

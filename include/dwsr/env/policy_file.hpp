@@ -18,6 +18,12 @@
 
 namespace dwsr::env {
 
+/// A file written beside policy.json and curve.csv, in the same group.
+struct extra_file {
+  std::string name;     ///< a plain file name
+  std::string content;  ///< its bytes
+};
+
 /// A policy document and the observation space it records.
 struct policy_document {
   nlohmann::json doc;

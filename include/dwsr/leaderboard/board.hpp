@@ -29,7 +29,7 @@
 
 namespace dwsr::leaderboard {
 
-/// The probe's resolution in bytes: 64 pages. ru_maxrss counts pages, but
+/// The probe's resolution in bytes: 64 pages. VmHWM counts pages, but
 /// the kernel syncs each thread's RSS counter in batches of up to 64 pages;
 /// a program touching a known number of pages reads 2 to 11 pages above it
 /// (tests/cli/leaderboard_cli_test.cpp).

@@ -3,8 +3,8 @@
 /// tool in a fresh process (env/real_check.hpp), and what was measured, with
 /// the probe that measured it:
 /// - `rss_increase_bytes`: the kernel's peak resident set of the process
-///   (wait4's ru_maxrss, the high-water mark VmHWM reports), above the same
-///   command's on a one-trace cube. This is what estimates are scored on;
+///   (its high-water mark VmHWM, which the run reads when it ends), above the
+///   same command's on a one-trace cube. This is what estimates are scored on;
 /// - `event_peak_bytes`: dwsr's own accounting, the largest worker's peak of
 ///   the run's allocation events (`dwsr run --json`);
 /// - `seconds`: the run's wall time.
@@ -37,9 +37,9 @@ struct run_record {
   shape3 cube{}, chunk{};
   std::size_t workers = 1, threads = 1;
   std::array<bool, 3> test{};      ///< per split (all_splits' order)
-  std::uint64_t rss_increase = 0;  ///< bytes, probe: ru_maxrss of the run minus the one-trace run's
-  std::uint64_t run_rss = 0;       ///< bytes, probe: ru_maxrss of the run
-  std::uint64_t idle_rss = 0;      ///< bytes, probe: ru_maxrss of the one-trace run
+  std::uint64_t rss_increase = 0;  ///< bytes, probe: VmHWM of the run minus the one-trace run's
+  std::uint64_t run_rss = 0;       ///< bytes, probe: VmHWM of the run
+  std::uint64_t idle_rss = 0;      ///< bytes, probe: VmHWM of the one-trace run
   std::uint64_t event_peak = 0;    ///< bytes, dwsr's own events, the largest worker
   double seconds = 0;              ///< wall time of the run
 };
