@@ -2,12 +2,15 @@
 // same from the same seed and its splits follow their rules; `plan` is the
 // meta execution's held bytes; volume_linear recovers lines it is fitted on;
 // runs.csv reads back what it wrote and refuses what it did not; a board of
-// runs measured exactly as planned scores plan at zero error.
+// runs measured exactly as planned scores plan at zero error; linucb, the
+// RL environments' bandit, learns the runs' peaks from rewards alone.
 
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <set>
 
+#include "dwsr/estimators/linucb.hpp"
 #include "dwsr/estimators/plan.hpp"
 #include "dwsr/estimators/volume_linear.hpp"
 #include "dwsr/leaderboard/board.hpp"
@@ -147,6 +150,45 @@ TEST_CASE("the plan estimator gives the meta execution's peaks, volume_linear th
   CHECK_THROWS_AS(v.fit(runs), invalid_input);
 }
 
+TEST_CASE("linucb: PeakPredict's bandit as an estimator predicts train runs' held bytes, learned from rewards") {
+  const auto s = make_suite(operators::catalogue(), "full", 0);
+  std::vector<labelled_run> runs;
+  for (const auto& j : s.jobs) runs.push_back({j.view(), estimators::plan{}.predict(j.view()).held});
+  estimators::linucb e({.seed = 3});
+  CHECK(e.name() == "linucb");
+  CHECK_THROWS_WITH(e.predict(runs[0].job), Catch::Contains("predict before fit"));
+  CHECK_THROWS_AS(e.fit({}), invalid_input);
+  e.fit(runs);
+  std::set<double> held;
+  std::vector<double> sorted;
+  for (const auto& r : runs) held.insert(r.held), sorted.push_back(r.held);
+  std::sort(sorted.begin(), sorted.end());
+  // Its reward on the runs it learned from, against the best constant prediction among the runs' quantiles.
+  double reward = 0, best_constant = -1e300;
+  for (const auto& r : runs) {
+    const auto p = e.predict(r.job);
+    CHECK(held.count(p.held) == 1);  // a bin's upper edge: a run's held bytes
+    CHECK(p.worker_peak == Approx(p.held / double(r.job.workers)));
+    reward += env::peak_reward(p.held, r.held, env::peak_oom_reward) / double(runs.size());
+  }
+  for (double q : {0.5, 0.75, 0.9, 1.0}) {
+    const double c = sorted[std::size_t(q * double(sorted.size() - 1))];
+    double sum = 0;
+    for (const auto& r : runs) sum += env::peak_reward(c, r.held, env::peak_oom_reward) / double(runs.size());
+    best_constant = std::max(best_constant, sum);
+  }
+  INFO("linucb " << reward << ", best constant " << best_constant);
+  CHECK(reward > best_constant + 1);
+  // The same seed, the same policy.
+  estimators::linucb again({.seed = 3});
+  again.fit(runs);
+  for (std::size_t k = 0; k < runs.size(); k += 17)
+    CHECK(again.predict(runs[k].job).held == e.predict(runs[k].job).held);
+  runs[0].held = 0;
+  CHECK_THROWS_WITH(e.fit(runs),
+                    Catch::Contains("linucb: run of job") && Catch::Contains("expected a finite number > 0"));
+}
+
 TEST_CASE("runs.csv reads back what it wrote and refuses what it did not write") {
   const auto s = make_suite(operators::catalogue(), "quick", 3);
   const auto runs = planned_runs(s);
@@ -181,7 +223,7 @@ TEST_CASE("runs.csv reads back what it wrote and refuses what it did not write")
 TEST_CASE("a board of runs measured as planned scores plan at zero error, and refuses another suite's runs") {
   const auto s = make_suite(operators::catalogue(), "quick", 0);
   const auto b = score_board(s, planned_runs(s));
-  REQUIRE(b.rows.size() == 9);  // three estimators x three splits
+  REQUIRE(b.rows.size() == 12);  // four estimators (XGBoost's are in boosted_estimators_test) x three splits
   for (const auto& r : b.rows) {
     CHECK(r.metrics.runs > 0);
     CHECK(r.train_runs + r.metrics.runs == s.jobs.size());

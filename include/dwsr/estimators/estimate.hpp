@@ -7,11 +7,14 @@
 /// operators. Learned estimators fit on labelled runs: jobs with the peak a
 /// real execution measured.
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "dwsr/core/shape.hpp"
+#include "dwsr/error.hpp"
 
 namespace dwsr {
 
@@ -48,5 +51,14 @@ struct labelled_run {
   estimate_job job;
   double held = 0;  ///< bytes: the real run's peak RSS above its idle baseline
 };
+
+/// Run `r`'s held bytes, for an estimator that learns from their scale. Throws
+/// invalid_input, naming `estimator`, for held bytes that are not finite and > 0.
+inline double positive_held(std::string_view estimator, const labelled_run& r) {
+  if (!std::isfinite(r.held) || r.held <= 0)
+    throw invalid_input(std::string(estimator) + ": run of job " + std::to_string(r.job.id) + " holds " +
+                        std::to_string(r.held) + " bytes; expected a finite number > 0");
+  return r.held;
+}
 
 }  // namespace dwsr

@@ -1,10 +1,7 @@
 #pragma once
 /// \file The `features_gbt` estimator: gradient-boosted trees (XGBoost) on
 /// the whole feature vector of a job, the one `dwsr dataset` writes
-/// (graph/features.hpp): the code features of its graph (structure,
-/// operator declarations, a meta execution on a canonical cube) and its
-/// execution features (cube, chunk, blocks, halo, W, T; the allocator set
-/// to host_pages, what a process's RSS sees). One ensemble for all graphs,
+/// (estimators/job_features.hpp). One ensemble for all graphs,
 /// fitted on log2 of the held bytes. Unlike volume_*, it sees the chunking
 /// and the graph's code, so it may carry what it learnt to graphs it never
 /// saw (the family split); as trees, it cannot predict beyond the largest
@@ -19,8 +16,7 @@
 #include "dwsr/concepts.hpp"
 #include "dwsr/error.hpp"
 #include "dwsr/estimators/detail/boosted_trees.hpp"
-#include "dwsr/graph/features.hpp"
-#include "dwsr/sim/host_pages.hpp"
+#include "dwsr/estimators/job_features.hpp"
 
 namespace dwsr::estimators {
 
@@ -30,22 +26,8 @@ class features_gbt {
   explicit features_gbt(detail::boosted_trees_options o = {}) : options_(o) {}
   std::string_view name() const noexcept { return "features_gbt"; }
 
-  /// The job's feature vector, as `dwsr dataset` computes it. Throws
-  /// invalid_input for a job without a graph, and what chunked_schedule
-  /// throws for one it cannot schedule.
-  static std::vector<float> features(const estimate_job& j) {
-    if (!j.g) throw invalid_input("job " + std::to_string(j.id) + " has no graph; features_gbt needs one");
-    const chunked_schedule s(*j.g, j.cube, {.chunk = j.chunk, .workers = j.workers, .threads = j.threads});
-    auto v = feature_vector::values_only();
-    code_features(*j.g, v);
-    execution_features({.cube = j.cube,
-                        .chunk = s.blocks().chunk(),
-                        .workers = j.workers,
-                        .threads = j.threads,
-                        .allocator = std::string(sim::host_pages_model::name)},
-                       &s, v);
-    return {v.values().begin(), v.values().end()};
-  }
+  /// The job's feature vector (estimators/job_features.hpp).
+  static std::vector<float> features(const estimate_job& j) { return job_features(j, "features_gbt"); }
 
   /// Fits the ensemble. Throws invalid_input for no runs or a run whose
   /// held bytes are not finite and > 0.

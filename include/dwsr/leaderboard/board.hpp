@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "dwsr/estimators/linucb.hpp"
 #include "dwsr/estimators/online.hpp"
 #include "dwsr/estimators/plan.hpp"
 #include "dwsr/estimators/volume_linear.hpp"
@@ -108,7 +109,8 @@ void score_estimator(E e, const suite& s, const std::vector<run_record>& runs, s
 }  // namespace detail
 
 /// Scores the built-in estimators (plan, volume_linear, online_volume_linear,
-/// and where the program links XGBoost volume_xgboost and features_gbt) on
+/// linucb, and where the program links XGBoost volume_xgboost and
+/// features_gbt) on
 /// `runs`, the real runs of `s` in its job order. Throws invalid_input when
 /// the runs are not the suite's.
 inline board score_board(const suite& s, const std::vector<run_record>& runs, std::uint64_t seed = 0) {
@@ -124,6 +126,7 @@ inline board score_board(const suite& s, const std::vector<run_record>& runs, st
   detail::score_estimator(estimators::plan{}, s, runs, seed, b);
   detail::score_estimator(estimators::volume_linear{}, s, runs, seed, b);
   detail::score_estimator(estimators::online<estimators::volume_linear>{{}}, s, runs, seed, b);
+  detail::score_estimator(estimators::linucb{{.seed = seed}}, s, runs, seed, b);
 #ifdef DWSR_WITH_XGBOOST
   detail::score_estimator(estimators::volume_xgboost{{.seed = seed}}, s, runs, seed, b);
   detail::score_estimator(estimators::features_gbt{{.seed = seed}}, s, runs, seed, b);

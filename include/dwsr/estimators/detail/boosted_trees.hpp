@@ -35,13 +35,9 @@ inline void xgb_check(int status, const char* call) {
 }
 
 /// The trees' target for run `r`: log2 of its held bytes, so that small and
-/// large runs weigh alike. Throws invalid_input, naming `estimator`, for held
-/// bytes that are not finite and > 0.
+/// large runs weigh alike. Throws invalid_input (positive_held).
 inline float log2_target(std::string_view estimator, const labelled_run& r) {
-  if (!std::isfinite(r.held) || r.held <= 0)
-    throw invalid_input(std::string(estimator) + ": run of job " + std::to_string(r.job.id) + " holds " +
-                        std::to_string(r.held) + " bytes; expected a finite number > 0");
-  return float(std::log2(r.held));
+  return float(std::log2(positive_held(estimator, r)));
 }
 
 /// A fitted ensemble (see the file comment).
