@@ -153,6 +153,13 @@ inline void report_episodic(const std::string& environment, const std::string& p
     const auto agree = env::agree(runs);
     std::printf("  real: %zu runs, |RSS increase / simulated pages - 1|: mean %.4f, worst %.4f\n", runs.size(),
                 agree.mean, agree.worst);
+    std::vector<std::string> choosers{policy};
+    if (heuristic != policy) choosers.push_back(heuristic);
+    for (const auto& who : choosers) {
+      const auto s = env::chunk_real_summary(runs, who);
+      std::printf("  real, %s's chunks: %zu of %zu runs out of memory, %.2f s in all, %.1f%% of the budgets idle\n",
+                  who.c_str(), s.out_of_memory, s.runs, s.seconds, 100 * s.idle_share);
+    }
   }
   std::printf("wrote %s/policy.json, curve.csv%s\n", out.c_str(), runs.empty() ? "" : ", real.csv");
 }
@@ -434,7 +441,8 @@ inline void add_train_command(CLI::App& app) {
     meter.clear();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
-    // Real mode: the policy's first action on each chosen test task, run by this very tool.
+    // Real mode: the policy's first action on each chosen test task, then the advisor's (the same run
+    // when it picks the same candidate), run by this very tool.
     std::vector<env::chunk_real_row> runs;
     std::vector<env::extra_file> extra;
     if (real > 0) {
@@ -443,19 +451,42 @@ inline void add_train_command(CLI::App& app) {
       std::vector<float> obs(test.observation_space().size());
       std::vector<std::uint8_t> mask(env::chunk_candidates);
       env::chunk_info info;
-      runs = detail::run_real(dir, chosen.size(), meter, [&](std::size_t k, const auto& tool, const auto& scratch) {
-        test.reset_task(chosen[k], seed, obs, info);
-        test.action_mask(mask);
-        const std::int64_t action = c.policy == "advisor" ? env::advisor_action(test)
-                                    : t.trained           ? t.trained->greedy(obs, mask)
-                                                          : random.act(obs, mask);
-        return env::run_chunk_real(operators::catalogue(), *pool, chosen[k], std::size_t(action), tool, scratch);
-      });
+      const std::size_t per_task = c.policy == "advisor" ? 1 : 2;
+      env::chunk_real_row chosen_run;
+      runs = detail::run_real(
+          dir, chosen.size() * per_task, meter, [&](std::size_t k, const auto& tool, const auto& scratch) {
+            const auto task = chosen[k / per_task];
+            test.reset_task(task, seed, obs, info);
+            test.action_mask(mask);
+            if (k % per_task == 1) {  // the advisor's, beside the policy's
+              const auto action = std::size_t(env::advisor_action(test));
+              auto row = action == chosen_run.action ? chosen_run
+                                                     : env::run_chunk_real(operators::catalogue(), *pool, task, action,
+                                                                           "advisor", tool, scratch);
+              row.chooser = "advisor";
+              return row;
+            }
+            const std::int64_t action = c.policy == "advisor" ? env::advisor_action(test)
+                                        : t.trained           ? t.trained->greedy(obs, mask)
+                                                              : random.act(obs, mask);
+            chosen_run =
+                env::run_chunk_real(operators::catalogue(), *pool, task, std::size_t(action), c.policy, tool, scratch);
+            return chosen_run;
+          });
       const auto agree = env::agree(runs);
+      auto summary = [&](const std::string& chooser) {
+        const auto s = env::chunk_real_summary(runs, chooser);
+        return nlohmann::json{{"runs", s.runs},
+                              {"out_of_memory", s.out_of_memory},
+                              {"seconds", s.seconds},
+                              {"mean_idle_share", s.idle_share}};
+      };
       t.document["real"] = {{"tasks", chosen},
                             {"file", "real.csv"},
                             {"mean_abs_ratio_error", agree.mean},
-                            {"worst_abs_ratio_error", agree.worst}};
+                            {"worst_abs_ratio_error", agree.worst},
+                            {"chosen", summary(c.policy)},
+                            {"advisor", summary("advisor")}};
       extra.push_back({"real.csv", env::chunk_real_csv(runs)});
     }
     detail::write_training_files(dir, extra,

@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <fstream>
@@ -98,7 +99,7 @@ struct real_csv {
 };
 
 /// Runs `dwsr train ARGS --real 2 -o DIR/out` and reads its real.csv; checks
-/// what every real mode promises: the summary line, the scratch directory
+/// what every real mode promises: a summary line, the scratch directory
 /// gone, and a later run without --real into the same directory removing
 /// real.csv (it would not belong to that policy).
 real_csv train_real(const std::string& args, const std::filesystem::path& dir) {
@@ -106,7 +107,7 @@ real_csv train_real(const std::string& args, const std::filesystem::path& dir) {
   const auto r = dwsr::test::run_dwsr("train " + args + " --eval-episodes 100 --real 2 -o " + out);
   INFO("stderr: " << r.err);
   REQUIRE(r.status == 0);
-  CHECK(r.out.find("real: 2 runs") != std::string::npos);
+  CHECK(r.out.find("real: ") != std::string::npos);
   CHECK(!std::filesystem::exists(dir / "out" / ".dwsr-train-real"));
   real_csv csv;
   std::istringstream in(file_text(dir / "out" / "real.csv"));
@@ -132,19 +133,31 @@ TEST_CASE("dwsr train --env chunk_schedule --real runs the chosen chunks and the
   dwsr::test::temp_dir dir;
   const auto csv = train_real("--env chunk_schedule --policy advisor", dir.path());
   CHECK(csv.header ==
-        "task,chunk,workers,threads,simulated_peak_bytes,simulated_pages_bytes,rss_increase_bytes,ratio,seconds");
+        "task,chooser,chunk,workers,threads,budget_bytes,simulated_peak_bytes,simulated_pages_bytes,event_peak_bytes,"
+        "rss_increase_bytes,ratio,out_of_memory,idle_share,seconds");
   std::vector<std::string> tasks;
   for (const auto& cells : csv.rows) {
-    REQUIRE(cells.size() == 9);
+    REQUIRE(cells.size() == 14);
     tasks.push_back(cells[0]);
-    const double pages = std::stod(cells[5]), increase = std::stod(cells[6]);
+    CHECK(cells[1] == "advisor");  // the policy is the advisor: one run per task
+    const double budget = std::stod(cells[5]), peak = std::stod(cells[6]), pages = std::stod(cells[7]);
+    const double increase = std::stod(cells[9]), workers = std::stod(cells[3]);
     INFO("task " << cells[0]);
-    CHECK(std::stod(cells[4]) > 0);
+    CHECK(peak > 0);
+    CHECK(std::stod(cells[8]) == peak);  // the run's events peak where the plan does
     // rss_cli_test's tolerance: the kernel's lazily synced counters, library memory.
     CHECK(std::abs(increase - pages) <= 0.02 * pages + double(2u << 20));
+    // The advisor fits the budget; what the W budgets leave idle, by the probe.
+    CHECK(cells[11] == "0");
+    CHECK(peak <= budget);
+    CHECK(std::stod(cells[12]) == Approx(std::max(0.0, 1 - increase / (budget * workers))).margin(1e-6));
   }
   CHECK(tasks == std::vector<std::string>{"24", "29"});
-  CHECK(nlohmann::json::parse(file_text(dir / "policy.json"))["real"]["tasks"] == nlohmann::json::array({24, 29}));
+  const auto real = nlohmann::json::parse(file_text(dir / "policy.json"))["real"];
+  CHECK(real["tasks"] == nlohmann::json::array({24, 29}));
+  CHECK(real["chosen"]["runs"] == 2);
+  CHECK(real["chosen"]["out_of_memory"] == 0);
+  CHECK(real["chosen"] == real["advisor"]);
 }
 
 TEST_CASE("dwsr train --env peak_predict --real runs test jobs and scores the prediction against the measured peak") {
@@ -176,4 +189,25 @@ TEST_CASE("dwsr train --env peak_predict --real runs test jobs and scores the pr
   const auto doc = nlohmann::json::parse(file_text(dir / "policy.json"));
   CHECK(doc["real"]["jobs"] == nlohmann::json::array({1937, 1941}));
   CHECK(doc["real"].contains("mean_abs_reward_difference"));
+}
+
+TEST_CASE("dwsr train --env chunk_schedule --real runs the advisor's chunk beside the policy's and sums both up") {
+  dwsr::test::temp_dir dir;
+  const auto csv = train_real("--env chunk_schedule --policy random --seed 3", dir.path());
+  REQUIRE(csv.rows.size() == 4);  // two tasks, each the random policy's chunk, then the advisor's
+  for (std::size_t k = 0; k < 4; ++k) {
+    INFO("row " << k);
+    REQUIRE(csv.rows[k].size() == 14);
+    CHECK(csv.rows[k][0] == csv.rows[k - k % 2][0]);
+    CHECK(csv.rows[k][1] == (k % 2 ? "advisor" : "random"));
+  }
+  const auto real = nlohmann::json::parse(file_text(dir / "policy.json"))["real"];
+  for (const char* who : {"chosen", "advisor"}) {
+    INFO(who);
+    CHECK(real[who]["runs"] == 2);
+    CHECK(real[who]["seconds"].get<double>() > 0);
+    CHECK(real[who]["mean_idle_share"].get<double>() >= 0);
+    CHECK(real[who]["mean_idle_share"].get<double>() < 1);
+  }
+  CHECK(real["advisor"]["out_of_memory"] == 0);  // the advisor fits the budget
 }

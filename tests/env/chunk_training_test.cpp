@@ -177,3 +177,33 @@ TEST_CASE("real mode runs small test tasks without event_picks, whose environmen
   CHECK(chunk_real_tasks(pool, 2) == std::vector<std::uint64_t>{24, 29});
   CHECK(chunk_real_tasks(pool, 100, 1).empty());
 }
+
+TEST_CASE(
+    "real mode judges a chunk as the leaderboard does: out of memory over the budget, idle share, summed per chooser") {
+  auto row = [](const char* chooser, std::uint64_t budget, std::size_t workers, std::uint64_t event_peak,
+                std::uint64_t increase, double seconds) {
+    chunk_real_row r{.chooser = chooser, .workers = workers, .budget = budget};
+    r.m.event_peak = event_peak;
+    r.m.rss_increase = increase;
+    r.m.seconds = seconds;
+    return r;
+  };
+  const std::vector<chunk_real_row> rows{row("reinforce", 100, 2, 80, 150, 1.0), row("advisor", 100, 2, 100, 100, 2.0),
+                                         row("reinforce", 100, 1, 101, 90, 3.0)};
+  CHECK(!rows[0].out_of_memory());
+  CHECK(rows[0].idle_share() == Approx(0.25));  // 150 of 2 x 100
+  CHECK(!rows[1].out_of_memory());              // at the budget exactly
+  CHECK(rows[2].out_of_memory());
+  CHECK(rows[2].idle_share() == 0);
+  const auto r = chunk_real_summary(rows, "reinforce");
+  CHECK(r.runs == 2);
+  CHECK(r.out_of_memory == 1);
+  CHECK(r.seconds == Approx(4));
+  CHECK(r.idle_share == Approx(0.125));
+  const auto a = chunk_real_summary(rows, "advisor");
+  CHECK(a.runs == 1);
+  CHECK(a.idle_share == Approx(0.5));
+  CHECK(chunk_real_summary(rows, "random").runs == 0);
+  const auto csv = chunk_real_csv(rows);
+  CHECK(csv.find("\n0,reinforce,0x0x0,2,1,100,0,0,80,150,0.000000,0,0.250000,1.000\n") != std::string::npos);
+}
