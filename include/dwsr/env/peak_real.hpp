@@ -43,6 +43,13 @@ namespace dwsr::env {
 /// The least simulated host_pages peak (all workers) of a job run for real: 32 MiB.
 inline constexpr std::uint64_t real_min_pages_bytes = std::uint64_t{32} << 20;
 
+namespace detail {
+/// Feature `name` of job `j` of `p`. Throws invalid_input for a pool without it.
+inline float job_feature(const peak_jobs& p, std::uint64_t j, const char* name) {
+  return p.x[j * p.dim() + index_named(p.features, name, "feature", "the pool")];
+}
+}  // namespace detail
+
 /// Job `j` of pool `p` as a configuration to run: its graph over
 /// `operators`, its cube (synthetic, seeded with `cube_seed`), chunk, W and
 /// T, read from its features. Throws invalid_input for a job without a graph
@@ -53,10 +60,7 @@ inline real_job peak_real_job(const registry& operators, const peak_jobs& p, std
   if (p.graph.size() != p.size() || p.graph[j] < 0)
     throw invalid_input("job " + std::to_string(j) +
                         " has no graph (a dataset directory without graphs.npy); real mode needs one");
-  auto value = [&](const char* name) {
-    const auto k = detail::index_named(p.features, name, "feature", "the pool");
-    return std::uint64_t(p.x[j * p.dim() + k]);
-  };
+  auto value = [&](const char* name) { return std::uint64_t(detail::job_feature(p, j, name)); };
   return {
       graph_from_json(p.graphs[std::size_t(p.graph[j])], operators, "the pool's graph " + std::to_string(p.graph[j])),
       {value("inlines"), value("crosslines"), value("samples")},
@@ -76,9 +80,7 @@ struct peak_real_limits {
 inline bool peak_real_eligible(const registry& operators, const peak_jobs& p, std::uint64_t j,
                                const peak_real_limits& l = {}) {
   if (!p.test[j] || p.graph.size() != p.size() || p.graph[j] < 0) return false;
-  const auto at = [&](const char* name) {
-    return p.x[j * p.dim() + detail::index_named(p.features, name, "feature", "the pool")];
-  };
+  const auto at = [&](const char* name) { return detail::job_feature(p, j, name); };
   if (at("exec_dask") != 0 || double(at("input_bytes")) > double(l.max_cube_bytes) ||
       double(at("workers")) > double(l.cores))
     return false;
@@ -116,6 +118,9 @@ struct peak_real_row {
   double ratio() const noexcept { return m.ratio(); }
   /// The label scaled by what the kernel measured (see the file comment).
   double real_peak() const noexcept { return true_peak * ratio(); }
+  /// PeakPredict's reward of the prediction against the label, and against the real peak.
+  double simulated_reward(double oom_reward) const noexcept { return peak_reward(predicted, true_peak, oom_reward); }
+  double real_reward(double oom_reward) const noexcept { return peak_reward(predicted, real_peak(), oom_reward); }
 };
 
 /// Runs job `j` of `p` for real with the tool at `tool` in `scratch` (an
@@ -145,8 +150,7 @@ struct peak_real_rewards {
 inline peak_real_rewards peak_real_compare(const std::vector<peak_real_row>& rows, double oom_reward) {
   peak_real_rewards a;
   for (const auto& r : rows) {
-    const double sim = peak_reward(r.predicted, r.true_peak, oom_reward);
-    const double real = peak_reward(r.predicted, r.real_peak(), oom_reward);
+    const double sim = r.simulated_reward(oom_reward), real = r.real_reward(oom_reward);
     a.mean_simulated += sim;
     a.mean_real += real;
     a.mean_abs_difference += std::fabs(real - sim);
@@ -168,9 +172,8 @@ inline std::string peak_real_csv(const std::vector<peak_real_row>& rows, double 
     char cells[256];
     std::snprintf(cells, sizeof cells, "%.0f,%.0f,%llu,%llu,%.6f,%.6f,%.6f,%.3f", r.true_peak, r.predicted,
                   static_cast<unsigned long long>(r.m.simulated_pages),
-                  static_cast<unsigned long long>(r.m.rss_increase), r.ratio(),
-                  peak_reward(r.predicted, r.true_peak, oom_reward),
-                  peak_reward(r.predicted, r.real_peak(), oom_reward), r.m.seconds);
+                  static_cast<unsigned long long>(r.m.rss_increase), r.ratio(), r.simulated_reward(oom_reward),
+                  r.real_reward(oom_reward), r.m.seconds);
     out += std::to_string(r.job) + ',' + r.operators + ',' + dwsr::to_string(r.cube) + ',' + dwsr::to_string(r.chunk) +
            ',' + std::to_string(r.workers) + ',' + std::to_string(r.threads) + ',' + cells + '\n';
   }
