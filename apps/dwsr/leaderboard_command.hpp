@@ -61,6 +61,23 @@ inline nlohmann::json rows_json(const std::vector<leaderboard::board_row>& rows)
   return out;
 }
 
+/// Chunk choosing's rows as JSON (board.json, --json).
+inline nlohmann::json choices_json(const std::vector<leaderboard::choice_row>& rows) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : rows)
+    out.push_back({{"estimator", r.estimator},
+                   {"split", leaderboard::name_of(r.part)},
+                   {"test_jobs", r.jobs},
+                   {"refused", r.refused},
+                   {"out_of_memory", r.out_of_memory},
+                   {"as_advisor", r.as_advisor},
+                   {"seconds", r.seconds},
+                   {"advisor_seconds", r.advisor_seconds},
+                   {"within_budget", r.within_budget},
+                   {"idle_share", r.within_budget ? nlohmann::json(r.idle_share) : nlohmann::json()}});
+  return out;
+}
+
 /// suite.json: the suite's name, seed, held-out families, probes and every job's graph.
 inline nlohmann::json suite_document(const leaderboard::suite& s) {
   nlohmann::json jobs = nlohmann::json::array();
@@ -99,7 +116,8 @@ inline void add_leaderboard_command(CLI::App& app) {
   run->add_option("--suite", suite, "quick (24 jobs, seconds) or full (216 jobs, cubes up to 256 MB)")
       ->capture_default_str();
   run->add_option("--seed", seed, "the suite's seed (same seed, same jobs)")->capture_default_str();
-  run->add_option("-o,--out", out, "directory for runs.csv, suite.json, board.json, table.md and predictions/")
+  run->add_option("-o,--out", out,
+                  "directory for runs.csv, chunk_runs.csv, suite.json, board.json, table.md and predictions/")
       ->required();
   run->add_flag("--json", json, "print the scores as JSON instead of the table");
   run->callback([] {
@@ -110,12 +128,26 @@ inline void add_leaderboard_command(CLI::App& app) {
     const auto scratch = dir / ".dwsr-leaderboard-runs";
     std::filesystem::create_directories(scratch);
     const bool tty = ::isatty(STDERR_FILENO) != 0;
-    std::vector<leaderboard::run_record> runs;
+    const auto tool = std::filesystem::read_symlink("/proc/self/exe");
+    auto progress = [&](const char* what) {
+      return [&, what](std::size_t done, std::size_t total) {
+        if (tty) std::fprintf(stderr, "\r\033[Kleaderboard: %s %zu/%zu", what, done, total);
+      };
+    };
+    std::vector<leaderboard::run_record> runs, chunk_runs;
+    leaderboard::board b;
+    leaderboard::choice_runs picked;
     try {
-      runs = leaderboard::run_suite(s, std::filesystem::read_symlink("/proc/self/exe"), scratch,
-                                    [&](std::size_t done, std::size_t total) {
-                                      if (tty) std::fprintf(stderr, "\r\033[Kleaderboard: run %zu/%zu", done, total);
-                                    });
+      runs = leaderboard::run_jobs(s.jobs, tool, scratch, progress("run"));
+      b = leaderboard::score_board(s, runs, seed);
+      // Chunk choosing: every pick of every estimator, run once.
+      const auto wanted = leaderboard::picked_runs(b);
+      std::vector<leaderboard::suite_job> jobs;
+      for (auto [k, c] : wanted)
+        jobs.push_back(leaderboard::with_chunk(s.jobs[k], leaderboard::candidate_chunks(s.jobs[k].cube)[c]));
+      chunk_runs = leaderboard::run_jobs(jobs, tool, scratch, progress("chunk choice run"));
+      for (std::size_t n = 0; n < wanted.size(); ++n)
+        picked[{s.jobs[wanted[n].first].id, wanted[n].second}] = chunk_runs[n];
     } catch (...) {
       if (tty) std::fprintf(stderr, "\r\033[K");
       std::error_code ignored;
@@ -126,7 +158,7 @@ inline void add_leaderboard_command(CLI::App& app) {
     if (tty) std::fprintf(stderr, "\r\033[K");
     std::error_code ignored;
     std::filesystem::remove_all(scratch, ignored);
-    const auto b = leaderboard::score_board(s, runs, seed);
+    const auto choices = leaderboard::choice_board(s, b, picked);
     auto table = leaderboard::board_markdown(b.rows);
     const auto unresolved =
         std::count_if(runs.begin(), runs.end(), [](const auto& r) { return !leaderboard::resolved(r); });
@@ -136,16 +168,21 @@ inline void add_leaderboard_command(CLI::App& app) {
 
     dwsr::detail::commit_group files;
     files.write(dir / "runs.csv", [&](std::ostream& o) { o << leaderboard::runs_csv(runs); });
+    files.write(dir / "chunk_runs.csv", [&](std::ostream& o) { o << leaderboard::runs_csv(chunk_runs); });
     files.write(dir / "suite.json", [&](std::ostream& o) { o << detail::suite_document(s).dump(1) << '\n'; });
     files.write(dir / "board.json", [&](std::ostream& o) {
-      o << nlohmann::json{{"suite", s.spec.name}, {"seed", s.seed}, {"rows", detail::rows_json(b.rows)}}.dump(1)
+      o << nlohmann::json{{"suite", s.spec.name},
+                          {"seed", s.seed},
+                          {"rows", detail::rows_json(b.rows)},
+                          {"chunk_choice", detail::choices_json(choices)}}
+               .dump(1)
         << '\n';
     });
     files.write(dir / "table.md", [&](std::ostream& o) {
       o << "# dwsr leaderboard: suite " << s.spec.name << ", seed " << s.seed << "\n\nHeld bytes predicted against "
         << "the peak RSS increase of each job's real run (runs.csv). Family split holds out: ";
       for (std::size_t k = 0; k < s.held_out.size(); ++k) o << (k ? ", " : "") << s.held_out[k];
-      o << ".\n" << table;
+      o << ".\n" << table << leaderboard::choices_markdown(choices);
     });
     // Submission files of the built-in estimators: what `score` reads back.
     std::filesystem::create_directories(dir / "predictions");
@@ -168,12 +205,16 @@ inline void add_leaderboard_command(CLI::App& app) {
       return print_json({{"suite", s.spec.name},
                          {"seed", s.seed},
                          {"runs", runs.size()},
+                         {"chunk_runs", chunk_runs.size()},
                          {"rows", detail::rows_json(b.rows)},
+                         {"chunk_choice", detail::choices_json(choices)},
                          {"out", out}});
     }
     std::printf(
-        "suite %s, seed %llu: %zu real runs\n%s\nwrote %s/runs.csv, suite.json, board.json, table.md, predictions/\n",
-        s.spec.name.c_str(), static_cast<unsigned long long>(s.seed), runs.size(), table.c_str(), out.c_str());
+        "suite %s, seed %llu: %zu real runs, %zu more for chunk choosing\n%s%s\nwrote %s/runs.csv, chunk_runs.csv, "
+        "suite.json, board.json, table.md, predictions/\n",
+        s.spec.name.c_str(), static_cast<unsigned long long>(s.seed), runs.size(), chunk_runs.size(), table.c_str(),
+        leaderboard::choices_markdown(choices).c_str(), out.c_str());
   });
 
   auto* score = cmd->add_subcommand(

@@ -59,19 +59,19 @@ TEST_CASE("dwsr leaderboard runs the quick suite for real and score reproduces i
   REQUIRE(r.status == 0);
   const auto board = nlohmann::json::parse(r.out);
   CHECK(board["runs"] == 24);
-  // Six estimators where the tool links XGBoost (volume_xgboost, features_gbt after the other four), else four.
+  // Seven estimators where the tool links XGBoost (volume_xgboost, features_gbt after the other five), else five.
 #ifdef DWSR_WITH_XGBOOST
-  REQUIRE(board["rows"].size() == 18);
+  REQUIRE(board["rows"].size() == 21);
   for (const char* f : {"predictions/volume_xgboost-random.csv", "predictions/volume_xgboost-extrapolation.csv",
                         "predictions/features_gbt-family.csv"})
     CHECK(std::filesystem::exists(dir / "lb" / f));
 #else
-  REQUIRE(board["rows"].size() == 12);
+  REQUIRE(board["rows"].size() == 15);
 #endif
-  for (const char* f :
-       {"runs.csv", "suite.json", "table.md", "predictions/plan.csv", "predictions/volume_linear-random.csv",
-        "predictions/volume_linear-family.csv", "predictions/volume_linear-extrapolation.csv",
-        "predictions/online_volume_linear-random.csv", "predictions/linucb-family.csv"})
+  for (const char* f : {"runs.csv", "suite.json", "table.md", "predictions/plan.csv",
+                        "predictions/volume_linear-random.csv", "predictions/volume_linear-family.csv",
+                        "predictions/volume_linear-extrapolation.csv", "predictions/online_volume_linear-random.csv",
+                        "predictions/linucb-family.csv", "predictions/reinforce-extrapolation.csv"})
     CHECK(std::filesystem::exists(dir / "lb" / f));
   CHECK(!std::filesystem::exists(dir / "lb" / ".dwsr-leaderboard-runs"));
   const auto table = text_of(dir / "lb" / "table.md");
@@ -103,6 +103,21 @@ TEST_CASE("dwsr leaderboard runs the quick suite for real and score reproduces i
     CHECK(double(run.event_peak) <= plan[run.job]);
   }
 
+  // Chunk choosing: every estimator on every split, the picks run on one worker;
+  // the advisor (plan) refuses none and stays within every budget for real.
+  CHECK(board["chunk_choice"].size() == board["rows"].size());
+  for (const auto& row : board["chunk_choice"]) {
+    INFO(row.dump());
+    if (row["estimator"] != "plan") continue;
+    CHECK(row["refused"] == 0);
+    CHECK(row["out_of_memory"] == 0);
+    CHECK(row["as_advisor"] == row["test_jobs"]);
+  }
+  const auto picked = dwsr::leaderboard::read_runs(dir / "lb" / "chunk_runs.csv");
+  CHECK(picked.size() == board["chunk_runs"].get<std::size_t>());
+  for (const auto& run : picked) CHECK(run.workers == 1);
+  CHECK(table.find("Chunk choosing: family") != std::string::npos);
+
   // score: the submission files give the board's rows back.
   const auto again = run_dwsr("leaderboard score " + (dir / "lb" / "predictions" / "plan.csv").string() + " --runs " +
                               out + " --name plan --json");
@@ -130,7 +145,7 @@ TEST_CASE("dwsr leaderboard runs the quick suite for real and score reproduces i
                             " --runs " + out + " --split family --json");
   REQUIRE(gbt.status == 0);
   CHECK(nlohmann::json::parse(gbt.out)["rows"][0]["median_rel_error"].get<double>() ==
-        Approx(board["rows"][16]["median_rel_error"].get<double>()).margin(1e-6));  // features_gbt, family
+        Approx(board["rows"][19]["median_rel_error"].get<double>()).margin(1e-6));  // features_gbt, family
 #endif
 
   // Malformed predictions, an unknown split, a directory without runs: one line, exit 2 or 3.

@@ -2,8 +2,9 @@
 // same from the same seed and its splits follow their rules; `plan` is the
 // meta execution's held bytes; volume_linear recovers lines it is fitted on;
 // runs.csv reads back what it wrote and refuses what it did not; a board of
-// runs measured exactly as planned scores plan at zero error; linucb, the
-// RL environments' bandit, learns the runs' peaks from rewards alone.
+// runs measured exactly as planned scores plan at zero error; linucb and
+// reinforce, the RL environments' learners, learn the runs' peaks from
+// rewards alone.
 
 #include <catch2/catch.hpp>
 
@@ -12,6 +13,7 @@
 
 #include "dwsr/estimators/linucb.hpp"
 #include "dwsr/estimators/plan.hpp"
+#include "dwsr/estimators/reinforce.hpp"
 #include "dwsr/estimators/volume_linear.hpp"
 #include "dwsr/leaderboard/board.hpp"
 #include "dwsr/leaderboard/runs.hpp"
@@ -150,12 +152,18 @@ TEST_CASE("the plan estimator gives the meta execution's peaks, volume_linear th
   CHECK_THROWS_AS(v.fit(runs), invalid_input);
 }
 
-TEST_CASE("linucb: PeakPredict's bandit as an estimator predicts train runs' held bytes, learned from rewards") {
+namespace {
+
+/// A PeakPredict estimator fitted on the full suite's jobs labelled with the
+/// plan's held bytes: it predicts a run's held bytes for each, earns more
+/// reward than the best constant prediction by `margin`, and the same seed
+/// gives the same policy.
+template <class Estimator>
+void check_peak_bandit(Estimator e, Estimator again, const std::string& name, double margin) {
   const auto s = make_suite(operators::catalogue(), "full", 0);
   std::vector<labelled_run> runs;
   for (const auto& j : s.jobs) runs.push_back({j.view(), estimators::plan{}.predict(j.view()).held});
-  estimators::linucb e({.seed = 3});
-  CHECK(e.name() == "linucb");
+  CHECK(e.name() == name);
   CHECK_THROWS_WITH(e.predict(runs[0].job), Catch::Contains("predict before fit"));
   CHECK_THROWS_AS(e.fit({}), invalid_input);
   e.fit(runs);
@@ -177,16 +185,30 @@ TEST_CASE("linucb: PeakPredict's bandit as an estimator predicts train runs' hel
     for (const auto& r : runs) sum += env::peak_reward(c, r.held, env::peak_oom_reward) / double(runs.size());
     best_constant = std::max(best_constant, sum);
   }
-  INFO("linucb " << reward << ", best constant " << best_constant);
-  CHECK(reward > best_constant + 1);
+  INFO(name << " " << reward << ", best constant " << best_constant);
+  CHECK(reward > best_constant + margin);
   // The same seed, the same policy.
-  estimators::linucb again({.seed = 3});
   again.fit(runs);
   for (std::size_t k = 0; k < runs.size(); k += 17)
     CHECK(again.predict(runs[k].job).held == e.predict(runs[k].job).held);
   runs[0].held = 0;
   CHECK_THROWS_WITH(e.fit(runs),
-                    Catch::Contains("linucb: run of job") && Catch::Contains("expected a finite number > 0"));
+                    Catch::Contains(name + ": run of job") && Catch::Contains("expected a finite number > 0"));
+}
+
+}  // namespace
+
+TEST_CASE("linucb: PeakPredict's bandit as an estimator predicts train runs' held bytes, learned from rewards") {
+  check_peak_bandit(estimators::linucb({.seed = 3}), estimators::linucb({.seed = 3}), "linucb", 1);
+}
+
+TEST_CASE("reinforce: PeakPredict learned by policy gradient, as an estimator, learned from rewards") {
+  estimators::reinforce_options o{.seed = 3};
+  o.policy.policy.seed = 3;  // the network's defaults kept
+  check_peak_bandit(estimators::reinforce(o), estimators::reinforce(o), "reinforce", 0.25);
+  const auto s = make_suite(operators::catalogue(), "quick", 0);
+  const std::vector<labelled_run> one{{s.jobs[0].view(), 1e6}};
+  CHECK_THROWS_WITH(estimators::reinforce({.policy = {.batch = 0}}).fit(one), Catch::Contains("batch of 0 steps"));
 }
 
 TEST_CASE("runs.csv reads back what it wrote and refuses what it did not write") {
@@ -223,7 +245,7 @@ TEST_CASE("runs.csv reads back what it wrote and refuses what it did not write")
 TEST_CASE("a board of runs measured as planned scores plan at zero error, and refuses another suite's runs") {
   const auto s = make_suite(operators::catalogue(), "quick", 0);
   const auto b = score_board(s, planned_runs(s));
-  REQUIRE(b.rows.size() == 12);  // four estimators (XGBoost's are in boosted_estimators_test) x three splits
+  REQUIRE(b.rows.size() == 15);  // five estimators (XGBoost's are in boosted_estimators_test) x three splits
   for (const auto& r : b.rows) {
     CHECK(r.metrics.runs > 0);
     CHECK(r.train_runs + r.metrics.runs == s.jobs.size());

@@ -2,23 +2,21 @@
 /// \file The real host execution: memory mapped from the OS for every buffer,
 /// TBB threads, and an event for every allocation and free.
 ///
-/// Each buffer is its own anonymous mapping of whole pages, populated when it
-/// is made (MAP_POPULATE) and unmapped when it is freed, so what the process
-/// holds for dwsr's buffers is exactly the live buffers rounded up to pages:
-/// the `host_pages` allocator model (sim/host_pages.hpp) predicts it from the
-/// events. Through glibc's malloc the same buffers would leave the heap holding
-/// freed memory that depends on the order and sizes of earlier blocks (its
-/// dynamic mmap threshold, per-thread caches of the slivers that aligned
-/// allocation splits off, per-thread arenas), which no model of the events
-/// alone can predict.
+/// Each buffer is its own anonymous mapping of whole pages (huge pages where
+/// it spans them: memory/page_mapping.hpp), populated when it is made and
+/// unmapped when it is freed, so what the process holds for dwsr's buffers is
+/// exactly the live buffers rounded up to pages: the `host_pages` allocator
+/// model (sim/host_pages.hpp) predicts it from the events. Through glibc's
+/// malloc the same buffers would leave the heap holding freed memory that
+/// depends on the order and sizes of earlier blocks (its dynamic mmap
+/// threshold, per-thread caches of the slivers that aligned allocation
+/// splits off, per-thread arenas), which no model of the events alone can
+/// predict.
 
 #include <tbb/blocked_range.h>
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
-
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -28,6 +26,7 @@
 #include "dwsr/exec/context_base.hpp"
 #include "dwsr/exec/detail/tsan_handoff.hpp"
 #include "dwsr/memory/buffer.hpp"
+#include "dwsr/memory/page_mapping.hpp"
 
 namespace dwsr {
 
@@ -95,20 +94,13 @@ class host_context : public context_base {
     const event e = self.admit(count * sizeof(T), memory_device, role);
     return {self, static_cast<T*>(self.obtain(e)), count, e};
   }
-  /// Bytes of the mapping that holds an allocation of `bytes`: whole pages
-  /// (so every buffer starts on a page, beyond the 64 bytes vector code wants).
-  static std::uint64_t mapped_bytes(std::uint64_t bytes) noexcept {
-    static const auto page = std::uint64_t(::sysconf(_SC_PAGESIZE));
-    return (bytes + page - 1) / page * page;
-  }
   /// A populated mapping for an admitted allocation (null for 0 bytes);
   /// out_of_memory, with the event retired, when the system refuses. Contexts
   /// derived from this one allocate through it.
   void* obtain(const event& admitted) {
     if (admitted.bytes == 0) return nullptr;
-    void* p = ::mmap(nullptr, mapped_bytes(admitted.bytes), PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-    if (p == MAP_FAILED) {
+    void* p = detail::map_populated(admitted.bytes);
+    if (!p) {
       retire(admitted);
       throw out_of_memory(options().name + ": the system refused " + std::to_string(admitted.bytes) + " bytes",
                           admitted.bytes, options().budget);
@@ -119,7 +111,7 @@ class host_context : public context_base {
   /// that a sink sampling the process's memory sees the buffer still held).
   void release(void* data, const event& allocated) noexcept {
     retire(allocated);
-    if (data) ::munmap(data, mapped_bytes(allocated.bytes));
+    detail::unmap(data, allocated.bytes);
   }
 
  private:

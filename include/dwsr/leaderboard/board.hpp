@@ -6,11 +6,15 @@
 /// increase; an online estimator observes each test run after predicting
 /// it. An estimate below the measured peak by more than the probe's
 /// resolution counts as under-predicted. The cost of an estimate is its wall time,
-/// predict() alone, averaged over the test part.
+/// predict() alone, averaged over the test part. Each estimator also picks a
+/// chunk for every test job under a budget (chunk_choice.hpp); the picks'
+/// real runs score them, beside the advisor's, in choice_board.
 
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <optional>
+#include <set>
 #include <span>
 #include <sstream>
 #include <string>
@@ -19,11 +23,13 @@
 #include "dwsr/estimators/linucb.hpp"
 #include "dwsr/estimators/online.hpp"
 #include "dwsr/estimators/plan.hpp"
+#include "dwsr/estimators/reinforce.hpp"
 #include "dwsr/estimators/volume_linear.hpp"
 #ifdef DWSR_WITH_XGBOOST
 #include "dwsr/estimators/features_gbt.hpp"
 #include "dwsr/estimators/volume_xgboost.hpp"
 #endif
+#include "dwsr/leaderboard/chunk_choice.hpp"
 #include "dwsr/leaderboard/metrics.hpp"
 #include "dwsr/leaderboard/runs.hpp"
 #include "dwsr/leaderboard/suite.hpp"
@@ -56,12 +62,17 @@ struct board_predictions {
   std::string estimator;
   bool learns = false;                      ///< fitted on each split's train part
   std::array<std::vector<double>, 3> held;  ///< per split, per job of the suite (train jobs too)
+  /// Per split, per job: the candidate chunk picked under the job's budget;
+  /// nullopt for a refusal and for jobs outside the test part.
+  std::array<std::vector<std::optional<std::size_t>>, 3> chosen;
 };
 
 /// What a leaderboard gives.
 struct board {
   std::vector<board_row> rows;
-  std::vector<board_predictions> predictions;
+  std::vector<board_predictions> predictions;  ///< plan's first: its picks are the advisor's
+  std::vector<double> budgets;                 ///< per job: chunk choosing's budget (choice_budget)
+  std::vector<std::vector<std::size_t>> test;  ///< per split: the scored test jobs (indices into the suite)
 };
 
 namespace detail {
@@ -86,6 +97,9 @@ void score_estimator(E e, const suite& s, const std::vector<run_record>& runs, s
     }
     auto& held = preds.held[std::size_t(part)];
     held.assign(s.jobs.size(), 0.0);
+    auto& chosen = preds.chosen[std::size_t(part)];
+    chosen.assign(s.jobs.size(), std::nullopt);
+    for (auto k : test) chosen[k] = choose_chunk(e, s.jobs[k], b.budgets[k]);
     std::vector<double> predicted, actual;
     const auto t0 = std::chrono::steady_clock::now();
     for (auto k : test) {  // in the suite's order; an online estimator learns each run after predicting it
@@ -102,6 +116,7 @@ void score_estimator(E e, const suite& s, const std::vector<run_record>& runs, s
     board_row row{preds.estimator, part, train.size(), {}, test.empty() ? 0 : seconds / double(test.size())};
     if (!test.empty()) row.metrics = score_estimates(predicted, actual, probe_resolution, seed);
     b.rows.push_back(std::move(row));
+    if (b.test.size() < all_splits.size()) b.test.push_back(std::move(test));
   }
   b.predictions.push_back(std::move(preds));
 }
@@ -109,7 +124,7 @@ void score_estimator(E e, const suite& s, const std::vector<run_record>& runs, s
 }  // namespace detail
 
 /// Scores the built-in estimators (plan, volume_linear, online_volume_linear,
-/// linucb, and where the program links XGBoost volume_xgboost and
+/// linucb, reinforce, and where the program links XGBoost volume_xgboost and
 /// features_gbt) on
 /// `runs`, the real runs of `s` in its job order. Throws invalid_input when
 /// the runs are not the suite's.
@@ -123,15 +138,44 @@ inline board score_board(const suite& s, const std::vector<run_record>& runs, st
                           runs[k].operators + "); expected job " + std::to_string(s.jobs[k].id) + " (" +
                           s.jobs[k].operators + ")");
   board b;
+  for (const auto& j : s.jobs) b.budgets.push_back(choice_budget(j));
   detail::score_estimator(estimators::plan{}, s, runs, seed, b);
   detail::score_estimator(estimators::volume_linear{}, s, runs, seed, b);
   detail::score_estimator(estimators::online<estimators::volume_linear>{{}}, s, runs, seed, b);
   detail::score_estimator(estimators::linucb{{.seed = seed}}, s, runs, seed, b);
+  estimators::reinforce_options pg{.seed = seed};
+  pg.policy.policy.seed = seed;  // the network's defaults kept
+  detail::score_estimator(estimators::reinforce{pg}, s, runs, seed, b);
 #ifdef DWSR_WITH_XGBOOST
   detail::score_estimator(estimators::volume_xgboost{{.seed = seed}}, s, runs, seed, b);
   detail::score_estimator(estimators::features_gbt{{.seed = seed}}, s, runs, seed, b);
 #endif
   return b;
+}
+
+/// The runs chunk choosing needs: every (job, candidate) some estimator
+/// picked, as jobs to run (one worker, the candidate's chunk), in job order.
+inline std::vector<std::pair<std::size_t, std::size_t>> picked_runs(const board& b) {
+  std::set<std::pair<std::size_t, std::size_t>> picked;
+  for (const auto& p : b.predictions)
+    for (const auto& per_split : p.chosen)
+      for (std::size_t k = 0; k < per_split.size(); ++k)
+        if (per_split[k]) picked.insert({k, *per_split[k]});
+  return {picked.begin(), picked.end()};
+}
+
+/// Every estimator's picks on every split, scored by `runs` (picked_runs()
+/// executed) against the advisor's.
+inline std::vector<choice_row> choice_board(const suite& s, const board& b, const choice_runs& runs) {
+  std::vector<choice_row> rows;
+  const auto& advisor = b.predictions.front().chosen;
+  for (const auto& p : b.predictions)
+    for (auto part : all_splits) {
+      const auto i = std::size_t(part);
+      rows.push_back(
+          score_choices(p.estimator, part, s, b.test[i], p.chosen[i], advisor[i], b.budgets, runs, probe_resolution));
+    }
+  return rows;
 }
 
 /// Scores an external estimator's predicted held bytes (one per run, in the

@@ -44,19 +44,19 @@ struct run_record {
   double seconds = 0;              ///< wall time of the run
 };
 
-/// Runs every job of `s` with the tool at `tool` (see the file comment),
+/// Runs every job of `jobs` with the tool at `tool` (see the file comment),
 /// writing into the existing directory `scratch`; `progress(done, total)`
 /// after each. Throws what measure_real throws, naming the failing command.
-inline std::vector<run_record> run_suite(const suite& s, const std::filesystem::path& tool,
-                                         const std::filesystem::path& scratch,
-                                         const std::function<void(std::size_t, std::size_t)>& progress = {}) {
+inline std::vector<run_record> run_jobs(const std::vector<suite_job>& jobs, const std::filesystem::path& tool,
+                                        const std::filesystem::path& scratch,
+                                        const std::function<void(std::size_t, std::size_t)>& progress = {}) {
   std::vector<run_record> out;
-  for (const auto& j : s.jobs) {
+  for (const auto& j : jobs) {
     env::real_job job{*j.g, j.cube, {.chunk = j.chunk, .workers = j.workers, .threads = j.threads}, j.cube_seed};
     const auto m = env::measure_real(tool, job, scratch);
     out.push_back({j.id, j.operators, j.cube, j.chunk, j.workers, j.threads, j.test, m.rss_increase, m.run_rss,
                    m.idle_rss, m.event_peak, m.seconds});
-    if (progress) progress(out.size(), s.jobs.size());
+    if (progress) progress(out.size(), jobs.size());
   }
   return out;
 }

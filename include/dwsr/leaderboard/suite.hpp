@@ -144,7 +144,21 @@ inline double log_uniform_real(xoshiro256ss& rng, double lo, double hi) {
   return portable_exp(portable_log(lo) + (portable_log(hi) - portable_log(lo)) * rng.uniform());
 }
 
+/// Node k's name, "nk" (built by appending: GCC 12 warns on "n" + string).
+inline std::string node_name(std::size_t k) {
+  std::string name(1, 'n');
+  name += std::to_string(k);
+  return name;
+}
+
 }  // namespace detail
+
+/// A suite's three chunkings of `cube`, fewest blocks first: the whole cube,
+/// inline halves, inline and crossline halves.
+inline std::array<shape3, 3> candidate_chunks(shape3 cube) {
+  const shape3 half{(cube.inlines + 1) / 2, cube.crosslines, cube.samples};
+  return {cube, half, {half.inlines, (cube.crosslines + 1) / 2, cube.samples}};
+}
 
 /// Draws suite `name` from `seed` over registry `r` (see the file comment).
 /// Throws invalid_input for an unknown suite or a registry without the
@@ -171,10 +185,10 @@ inline suite make_suite(const registry& r, std::string_view name, std::uint64_t 
     const auto nodes = 1 + detail::below(rng, s.spec.max_nodes);
     for (std::size_t k = 0; k < nodes; ++k) {
       node_spec n;
-      n.name = "n" + std::to_string(k);
+      n.name = detail::node_name(k);
       n.op = ops[detail::below(rng, ops.size())];
       n.inputs = {k == 0 || detail::below(rng, 2) == 0 ? std::string(graph_input)
-                                                       : "n" + std::to_string(detail::below(rng, k))};
+                                                       : detail::node_name(detail::below(rng, k))};
       j.operators += (k ? "+" : "") + n.op;
       j.families.insert(r.find(n.op).family);
       j.specs.push_back(std::move(n));
@@ -188,11 +202,7 @@ inline suite make_suite(const registry& r, std::string_view name, std::uint64_t 
     while (samples > 128 && voxels / double(samples) < 64) samples /= 2;
     const auto side = std::max<std::uint64_t>(8, std::uint64_t(std::sqrt(voxels / double(samples))));
     j.cube = {side, side, samples};
-    switch (detail::below(rng, 3)) {
-      case 0: j.chunk = j.cube; break;
-      case 1: j.chunk = {(side + 1) / 2, side, samples}; break;
-      default: j.chunk = {(side + 1) / 2, (side + 1) / 2, samples};
-    }
+    j.chunk = candidate_chunks(j.cube)[detail::below(rng, 3)];
     const auto blocks =
         ((side + j.chunk.inlines - 1) / j.chunk.inlines) * ((side + j.chunk.crosslines - 1) / j.chunk.crosslines);
     j.workers = std::min<std::size_t>(1 + detail::below(rng, s.spec.max_workers), blocks);

@@ -1,0 +1,78 @@
+#pragma once
+/// \file The host context's memory: one private anonymous mapping of whole
+/// pages per buffer, populated before it is handed out.
+///
+/// A mapping of a huge page (2 MiB) or more is aligned to huge pages and
+/// advised to use them (transparent huge pages, in `madvise` mode on most
+/// distributions): populating 32 MiB then takes about 3.5 ms instead of 20 ms
+/// in 4 KiB pages, and unmapping it 0.1 ms instead of 3.6 ms, which is most of
+/// what a `dwsr run` of a cheap operator pays besides the operator. The pages
+/// the process holds are the same either way: every page of the mapping is
+/// populated, and the mapping is exactly the buffer's whole pages, so its
+/// interior goes in huge pages and its unaligned tail in small ones. Where the
+/// kernel has no huge page to give, or no transparent huge pages at all, it
+/// maps small pages, as before.
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+
+namespace dwsr::detail {
+
+/// The kernel's transparent huge page on x86-64 and arm64 (4 KiB granules).
+inline constexpr std::uint64_t huge_page_bytes = std::uint64_t{2} << 20;
+
+/// Bytes of the mapping that holds an allocation of `bytes`: whole pages (so
+/// every buffer starts on a page, beyond the 64 bytes vector code wants).
+inline std::uint64_t mapped_bytes(std::uint64_t bytes) noexcept {
+  static const auto page = std::uint64_t(::sysconf(_SC_PAGESIZE));
+  return (bytes + page - 1) / page * page;
+}
+
+/// Faults in every page of [p, p + bytes) for writing; false when the system
+/// has not the memory. MADV_POPULATE_WRITE (Linux 5.14) reports that as an
+/// error where a touch would be killed; older kernels get the touch.
+inline bool populate(char* p, std::uint64_t bytes) noexcept {
+#ifndef MADV_POPULATE_WRITE
+  constexpr int MADV_POPULATE_WRITE = 23;
+#endif
+  if (::madvise(p, bytes, MADV_POPULATE_WRITE) == 0) return true;
+  if (errno != EINVAL) return false;
+  static const auto page = std::uint64_t(::sysconf(_SC_PAGESIZE));
+  for (std::uint64_t at = 0; at < bytes; at += page) static_cast<volatile char*>(p)[at] = 0;
+  return true;
+}
+
+/// A populated, zeroed mapping of mapped_bytes(bytes) > 0 bytes; null when the
+/// system refuses.
+inline void* map_populated(std::uint64_t bytes) noexcept {
+  const std::uint64_t size = mapped_bytes(bytes);
+  if (size < huge_page_bytes) {
+    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    return p == MAP_FAILED ? nullptr : p;
+  }
+  // Reserve a huge page more than needed and keep the aligned part: mmap
+  // aligns only to small pages, and a huge page must start on its own size.
+  void* raw = ::mmap(nullptr, size + huge_page_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  const auto begin = reinterpret_cast<std::uintptr_t>(raw);
+  const auto aligned = (begin + huge_page_bytes - 1) & ~(huge_page_bytes - 1);
+  if (aligned > begin) ::munmap(raw, aligned - begin);
+  ::munmap(reinterpret_cast<void*>(aligned + size), begin + huge_page_bytes - aligned);
+  auto* p = reinterpret_cast<char*>(aligned);
+  ::madvise(p, size, MADV_HUGEPAGE);  // advice only: without it, small pages
+  if (!populate(p, size)) {
+    ::munmap(p, size);
+    return nullptr;
+  }
+  return p;
+}
+
+/// Returns a mapping from map_populated() to the system.
+inline void unmap(void* p, std::uint64_t bytes) noexcept {
+  if (p) ::munmap(p, mapped_bytes(bytes));
+}
+
+}  // namespace dwsr::detail
