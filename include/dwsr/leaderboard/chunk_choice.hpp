@@ -7,7 +7,7 @@
 /// process's peak is the worker's) with its T threads and each of the suite's
 /// three chunkings; the estimator picks the one with the fewest blocks whose
 /// estimated held bytes fit the budget, or refuses when none fits. `plan`'s
-/// pick is dwsr's advisor (graph/advise.hpp maximises the block the same way).
+/// pick is dwsr's advisor (graph/advisor.hpp maximises the block the same way).
 /// The budget is the geometric mean of the plan's held bytes for the whole
 /// cube and for inline halves, so the advisor picks the halves: an estimate
 /// too low picks the whole cube and runs out of memory, one too high splits
