@@ -10,14 +10,15 @@ cd "$(dirname "$0")/.."
 # graph_test: chunked graphs, halos, block reads and writes, in-place buffers;
 # io_test: the .npy and SEG-Y parsers, windows of cubes;
 # sim_test: the snapshot (pickle, JSON), trace CSV and Chrome trace parsers, the allocator models;
-# cli_test: the tool end to end (built under the sanitizers too) on corrupt and hostile input;
-# env_test: vector_env stepping into caller-owned buffers;
-# leaderboard_test: the predictions CSV parser and the suite runner;
+# cli_test: run and plan end to end (the tool built under the sanitizers too), corrupt and hostile input;
+# env_test: vector_env stepping into caller-owned buffers, PeakPredict's dataset reader;
+# leaderboard_test: the predictions and runs CSV parsers and the suite runner;
 # boosted_estimators_test: the buffers handed to XGBoost's C API (where it is found).
 # Left out, because they add no buffer or parser of their own to the above:
 # concepts_test and custom_context_test (the catalogue's compile-time contract),
-# dask_model_test, colocate_test, reinforce_test, chunk_schedule_test,
-# gpu_pack_test, replay_cli_test (models and learners over the same code).
+# dask_model_test, colocate_test, dataset_test, time_model_test, policies_test,
+# reinforce_test, chunk_schedule_test, gpu_pack_test, chunk_choice_test,
+# cli_tools_test, replay_cli_test (models, learners, other subcommands).
 tests=(memory_test complex_trace_test trace_fft_test polar_test signal_test noise_reduction_test
        separable_test dip_azimuth_test edge_detection_test symmetric_eigen_test frequency_test texture_test
        data_dependent_test graph_test io_test sim_test cli_test env_test leaderboard_test)

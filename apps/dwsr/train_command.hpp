@@ -167,10 +167,11 @@ inline void report_episodic(const std::string& environment, const std::string& p
 }  // namespace detail
 
 inline void add_train_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand(
-      "train",
-      "train a policy in an environment (PeakPredict's bins: random or LinUCB; ChunkSchedule: random, advisor or "
-      "REINFORCE; GpuPack: random, first_fit or REINFORCE) and write it with its learning curve");
+  auto* cmd =
+      app.add_subcommand("train",
+                         "train a policy in an environment (PeakPredict's bins: random, LinUCB or REINFORCE; "
+                         "ChunkSchedule: random, advisor or "
+                         "REINFORCE; GpuPack: random, first_fit or REINFORCE) and write it with its learning curve");
   static std::string environment = "peak_predict", policy, out, data, label = "peak_requested", split = "random";
   static env::peak_training_request r;
   static env::episodic_training_request c;
@@ -185,7 +186,8 @@ inline void add_train_command(CLI::App& app) {
                   "environment: peak_predict (its Discrete variant over quantile bins), chunk_schedule or gpu_pack")
       ->capture_default_str();
   cmd->add_option("--policy", policy,
-                  "peak_predict: random or linucb (a contextual bandit over the bins; the default); chunk_schedule: "
+                  "peak_predict: random, linucb (a contextual bandit over the bins; the default) or reinforce (a "
+                  "softmax over the bins learned by policy gradient, one-step episodes); chunk_schedule: "
                   "random, advisor (both only scored) or reinforce (a policy-gradient agent; the default); gpu_pack: "
                   "random, first_fit (both only scored) or reinforce (the default)");
   auto* steps_opt =
@@ -236,13 +238,14 @@ inline void add_train_command(CLI::App& app) {
       cmd->add_option("--episodes", c.episodes, "chunk_schedule and gpu_pack, reinforce: training episodes")
           ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
           ->capture_default_str();
-  auto* hidden_opt = cmd->add_option("--hidden", c.reinforce.hidden, "reinforce: tanh units (0: a linear policy)")
+  auto* hidden_opt = cmd->add_option("--hidden", c.reinforce.hidden,
+                                     "reinforce: tanh units (0: a linear policy; peak_predict's default)")
                          ->check(CLI::Range(std::size_t{0}, std::size_t{4096}))
                          ->capture_default_str();
   auto* lr_opt = cmd->add_option("--lr", c.reinforce.learning_rate, "reinforce: Adam's step size")
                      ->check(CLI::Range(1e-9, 10.0))
                      ->capture_default_str();
-  auto* batch_opt = cmd->add_option("--batch", c.batch, "reinforce: episodes per update")
+  auto* batch_opt = cmd->add_option("--batch", c.batch, "reinforce: episodes per update (peak_predict: steps)")
                         ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20))
                         ->capture_default_str();
   auto* real_opt = cmd->add_option("--real", real,
@@ -279,12 +282,19 @@ inline void add_train_command(CLI::App& app) {
     std::vector<CLI::Option*> real_opts{real_opt, real_max_opt};
     if (real == 0 && real_max_opt->count() > 0) throw invalid_input("--real-max-mib applies only with --real N");
     std::vector<CLI::Option*> peak_opts{dataset_opt, rows_opt, label_opt, split_opt, bins_opt, alpha_opt};
+    std::vector<CLI::Option*> network_opts{hidden_opt, lr_opt, batch_opt};
     std::vector<CLI::Option*> episodic_opts{episodes_opt, hidden_opt, lr_opt, batch_opt};
     if (environment == "peak_predict") {
-      detail::refuse_options({chunk_opts, pack_opts, episodic_opts}, "--env peak_predict");
+      detail::refuse_options({chunk_opts, pack_opts, {episodes_opt}}, "--env peak_predict");
       r.policy = policy.empty() ? "linucb" : policy;
-      if (r.policy != "random" && r.policy != "linucb")
-        throw invalid_input("--policy " + quote(r.policy) + ": expected random or linucb for --env peak_predict");
+      if (r.policy != "random" && r.policy != "linucb" && r.policy != "reinforce")
+        throw invalid_input("--policy " + quote(r.policy) +
+                            ": expected random, linucb or reinforce for --env peak_predict");
+      if (r.policy != "reinforce") detail::refuse_options({network_opts}, "--policy " + r.policy);
+      // The network options are shared with the episodic agents; peak_predict keeps pg_bandit's defaults.
+      if (hidden_opt->count() > 0) r.reinforce.policy.hidden = c.reinforce.hidden;
+      if (lr_opt->count() > 0) r.reinforce.policy.learning_rate = c.reinforce.learning_rate;
+      if (batch_opt->count() > 0) r.reinforce.batch = c.batch;
     } else if (environment == "chunk_schedule" || environment == "gpu_pack") {
       const bool chunk = environment == "chunk_schedule";
       detail::refuse_options({peak_opts, chunk ? pack_opts : chunk_opts}, "--env " + environment);
@@ -351,7 +361,7 @@ inline void add_train_command(CLI::App& app) {
         runs = detail::run_real(out, chosen.size(), meter, [&](std::size_t k, const auto& tool, const auto& scratch) {
           const auto j = chosen[k];
           const std::span<const float> obs(jobs->x.data() + j * jobs->dim(), jobs->dim());
-          const auto action = t.trained ? t.trained->greedy(obs) : random.act(obs);
+          const auto action = t.greedy ? t.greedy(obs) : random.act(obs);
           return env::run_peak_real(operators::catalogue(), *jobs, j, bin_peaks[std::size_t(action)], tool, scratch);
         });
         const auto agree = env::agree(runs);

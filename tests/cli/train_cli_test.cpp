@@ -14,6 +14,7 @@
 #include "dwsr/env/chunk_schedule.hpp"
 #include "dwsr/env/chunk_training.hpp"
 #include "dwsr/env/pack_training.hpp"
+#include "dwsr/env/peak_training.hpp"
 #include "dwsr/operators/catalogue.hpp"
 
 using namespace dwsr::test;
@@ -107,6 +108,34 @@ TEST_CASE("dwsr train takes jobs from a dataset directory and trains the random 
   CHECK(csv_rows(dir / "out" / "curve.csv").size() == 3);  // 200, 400, 500
 }
 
+TEST_CASE("dwsr train --policy reinforce learns PeakPredict's bins by policy gradient, the network in policy.json") {
+  temp_dir dir;
+  const std::string common =
+      "train --policy reinforce --steps 3000 --window 1000 --rows 600 --eval-episodes 500 --seed 4 --lr 0.02 "
+      "--batch 8 --json -o ";
+  const auto r = run_dwsr(common + (dir / "a").string());
+  INFO("stderr: " << r.err);
+  REQUIRE(r.status == 0);
+  const auto summary = nlohmann::json::parse(r.out);
+  CHECK(summary["policy"] == "reinforce");
+  const auto doc = nlohmann::json::parse(text_of(dir / "a" / "policy.json"));
+  CHECK(doc["policy"] == "reinforce");
+  CHECK(!doc.contains("linucb"));
+  const auto& state = doc["reinforce"];
+  CHECK(state["batch"] == 8);
+  CHECK(state["network"]["updates"] == 3000 / 8);  // one update per 8 one-step episodes
+  CHECK(state["learning_rate"] == 0.02);
+  CHECK(state["network"]["hidden"] == 0);  // pg_bandit's linear default, not the episodic agents' 32 units
+  CHECK(csv_rows(dir / "a" / "curve.csv").size() == 3);
+  // The network reads back; the same options and seed write the same bytes.
+  const auto p = dwsr::env::read_peak_reinforce(dir / "a" / "policy.json");
+  CHECK(p.updates() == 3000 / 8);
+  REQUIRE(run_dwsr(common + (dir / "b").string()).status == 0);
+  CHECK(text_of(dir / "a" / "policy.json") == text_of(dir / "b" / "policy.json"));
+  CHECK_THROWS_WITH(dwsr::env::read_peak_policy(dir / "a" / "policy.json"),
+                    Catch::Contains("holds a 'reinforce' policy; expected linucb"));
+}
+
 TEST_CASE("dwsr train learns a reserved peak of the generated pool, host_pages among its allocators") {
   temp_dir dir;
   const auto r = run_dwsr("train --rows 200 --steps 100 --eval-episodes 10 --label peak_reserved_host_pages -o " +
@@ -123,7 +152,8 @@ TEST_CASE("dwsr train refuses bad options in one line and writes nothing") {
   const auto out = " -o " + (dir / "out").string();
   expect_user_error(run_dwsr("train --env gpu_bogus --steps 10" + out),
                     "--env 'gpu_bogus': expected peak_predict, chunk_schedule or gpu_pack");
-  expect_user_error(run_dwsr("train --policy ppo --steps 10" + out), "--policy 'ppo': expected random or linucb");
+  expect_user_error(run_dwsr("train --policy ppo --steps 10" + out),
+                    "--policy 'ppo': expected random, linucb or reinforce");
   expect_user_error(run_dwsr("train --steps 0" + out), "--steps");
   expect_user_error(run_dwsr("train --steps 10 --dataset " + (dir / "missing").string() + out), "columns.json");
   expect_user_error(run_dwsr("train --steps 10 --rows 200 --label peak_bogus" + out), "peak_bogus");
@@ -228,9 +258,9 @@ TEST_CASE("dwsr train --env chunk_schedule refuses options of another environmen
   expect_user_error(run_dwsr(env + "--real-max-mib 8" + out), "--real-max-mib");
   expect_user_error(run_dwsr(env + "--policy advisor --real 2 --real-max-mib 1" + out), "--real 2");
   expect_user_error(run_dwsr("train --env peak_predict --hidden 4 --steps 10" + out),
-                    "--hidden does not apply to --env peak_predict");
-  expect_user_error(run_dwsr("train --policy reinforce --steps 10" + out),
-                    "--policy 'reinforce': expected random or linucb");
+                    "--hidden does not apply to --policy linucb");
+  expect_user_error(run_dwsr("train --policy reinforce --episodes 10" + out),
+                    "--episodes does not apply to --env peak_predict");
   CHECK(!std::filesystem::exists(dir / "out"));
 }
 

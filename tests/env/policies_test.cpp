@@ -205,6 +205,32 @@ TEST_CASE("REINFORCE as a bandit policy learns PeakPredict's bins and beats the 
                     Catch::Contains("batch of 0 steps"));
 }
 
+TEST_CASE("train_peak_predict trains REINFORCE too; its network reads back and acts greedily as trained") {
+  dwsr::test::temp_dir dir;
+  const auto t = train_peak_predict(
+      pool(), {.policy = "reinforce", .steps = 2000, .seed = 3, .window = 500, .eval_episodes = 200});
+  REQUIRE(t.greedy);
+  CHECK(t.policy["reinforce"]["network"]["updates"] == 2000 / 16);
+  CHECK(t.test.episodes == 200);
+  write_peak_training(dir / "run", t);
+  auto p = read_peak_reinforce(dir / "run" / "policy.json");
+  CHECK(p.to_json() == t.policy["reinforce"]["network"]);
+  peak_predict_bins test(pool(), {.part = pool_part::test});
+  std::vector<float> obs(test.observation_space().size());
+  const std::vector<std::uint8_t> every(16, 1);
+  peak_info info{};
+  test.reset(11, obs, info);
+  for (int k = 0; k < 50; ++k) {
+    CHECK(p.greedy(obs, every) == t.greedy(obs));
+    test.step(0, obs, info);
+    test.reset(std::nullopt, obs, info);
+  }
+  CHECK_THROWS_WITH(read_peak_reinforce(dir / "missing.json"), Catch::Contains("cannot open for reading"));
+  const auto linucb_run = train_peak_predict(pool(), {.steps = 100, .eval_episodes = 10});
+  write_peak_training(dir / "linucb", linucb_run);
+  CHECK_THROWS_WITH(read_peak_reinforce(dir / "linucb" / "policy.json"), Catch::Contains("expected reinforce"));
+}
+
 TEST_CASE("a trained policy's files read back into the same LinUCB") {
   dwsr::test::temp_dir dir;
   const auto t = train_peak_predict(pool(), {.steps = 2000, .seed = 3, .window = 500, .eval_episodes = 200});

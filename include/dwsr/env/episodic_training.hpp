@@ -9,7 +9,7 @@
 /// random masked policy, and the environment's heuristic (ChunkSchedule's
 /// advisor_action, GpuPack's first fit), a function of the environment's
 /// state. Then write the files into a directory, together or not at all
-/// (core/atomic_file.hpp):
+/// (policy_file.hpp's write_policy_files):
 ///
 /// - policy.json: the policy document (format "dwsr policy 1"): the
 ///   environment, the observation bounds and actions, the pool, the training
@@ -29,7 +29,6 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <optional>
 #include <ostream>
@@ -40,7 +39,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dwsr/core/atomic_file.hpp"
 #include "dwsr/core/quote.hpp"
 #include "dwsr/env/env.hpp"
 #include "dwsr/env/policy_file.hpp"
@@ -167,21 +165,14 @@ episodic_training_result train_episodic(Env train, const Env& test, const episod
 /// be written.
 inline void write_episodic_training(const std::filesystem::path& dir, const episodic_training_result& t,
                                     const std::vector<extra_file>& extra = {}) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir))
-    throw io_error("cannot create the output directory " + quote(dir.string(), 400) +
-                   (ec ? ": " + ec.message() : std::string(": a file of that name exists")));
-  dwsr::detail::commit_group files;
-  files.write(dir / "policy.json", [&](std::ostream& out) { out << t.document.dump(1) << '\n'; });
-  files.write(dir / "curve.csv", [&](std::ostream& out) {
-    out << "episode,step,mean_return,mean_length\n";
-    out.precision(17);
-    for (const auto& c : t.curve)
-      out << c.episode << ',' << c.step << ',' << c.mean_return << ',' << c.mean_length << '\n';
-  });
-  for (const auto& f : extra) files.write(dir / f.name, [&](std::ostream& out) { out << f.content; });
-  files.commit();
+  write_policy_files(
+      dir, t.document,
+      [&](std::ostream& out) {
+        out << "episode,step,mean_return,mean_length\n";
+        for (const auto& c : t.curve)
+          out << c.episode << ',' << c.step << ',' << c.mean_return << ',' << c.mean_length << '\n';
+      },
+      extra);
 }
 
 /// The trained softmax policy of a policy.json of environment `env` that

@@ -61,8 +61,8 @@ struct separable_spec {
   /// where it does not apply; plan_tile says when).
   tile_filter tile(shape3 s, const double* w, double max_work = tile_max_work) const {
     if (passes.size() > 3) return {};
-    int axes[3];
-    std::uint64_t sizes[3];
+    int axes[3] = {};
+    std::uint64_t sizes[3] = {};
     for (std::size_t k = 0; k < passes.size(); ++k) {
       axes[k] = passes[k].axis;
       sizes[k] = passes[k].recipe.size();
