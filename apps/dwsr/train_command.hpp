@@ -167,11 +167,10 @@ inline void report_episodic(const std::string& environment, const std::string& p
 }  // namespace detail
 
 inline void add_train_command(CLI::App& app) {
-  auto* cmd =
-      app.add_subcommand("train",
-                         "train a policy in an environment (PeakPredict's bins: random, LinUCB or REINFORCE; "
-                         "ChunkSchedule: random, advisor or "
-                         "REINFORCE; GpuPack: random, first_fit or REINFORCE) and write it with its learning curve");
+  auto* cmd = app.add_subcommand("train",
+                                 "train a policy in an environment (PeakPredict's bins: random, LinUCB or REINFORCE; "
+                                 "ChunkSchedule: random, advisor or REINFORCE; GpuPack: random, first_fit or "
+                                 "REINFORCE) and write it with its learning curve");
   static std::string environment = "peak_predict", policy, out, data, label = "peak_requested", split = "random";
   static env::peak_training_request r;
   static env::episodic_training_request c;
