@@ -282,7 +282,6 @@ inline void add_train_command(CLI::App& app) {
     if (real == 0 && real_max_opt->count() > 0) throw invalid_input("--real-max-mib applies only with --real N");
     std::vector<CLI::Option*> peak_opts{dataset_opt, rows_opt, label_opt, split_opt, bins_opt, alpha_opt};
     std::vector<CLI::Option*> network_opts{hidden_opt, lr_opt, batch_opt};
-    std::vector<CLI::Option*> episodic_opts{episodes_opt, hidden_opt, lr_opt, batch_opt};
     if (environment == "peak_predict") {
       detail::refuse_options({chunk_opts, pack_opts, {episodes_opt}}, "--env peak_predict");
       r.policy = policy.empty() ? "linucb" : policy;
@@ -304,7 +303,7 @@ inline void add_train_command(CLI::App& app) {
         throw invalid_input("--policy " + quote(c.policy) + ": expected random, " + heuristic +
                             " or reinforce for --env " + environment);
       if (c.policy != "reinforce")
-        detail::refuse_options({episodic_opts, {steps_opt, window_opt}},
+        detail::refuse_options({{episodes_opt}, network_opts, {steps_opt, window_opt}},
                                "--policy " + c.policy + " (it is only scored; reinforce trains)");
       if (steps_opt->count() > 0 && episodes_opt->count() > 0)
         throw invalid_input("--steps and --episodes: expected one of them (training length)");
