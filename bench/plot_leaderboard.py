@@ -23,14 +23,14 @@ def main(source: str, target: str) -> None:
     splits = list(dict.fromkeys(r["split"] for r in rows))
     estimators = list(dict.fromkeys(r["estimator"] for r in rows))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    fig, axes = plt.subplots(1, len(splits), figsize=(4.2 * len(splits), 3.8), sharey=True)
+    fig, axes = plt.subplots(1, len(splits), figsize=(4.2 * len(splits), 4.4), sharey=True)
     for ax, split in zip(axes, splits):
         for k, name in enumerate(estimators):
             r = next(r for r in rows if r["split"] == split and r["estimator"] == name)
             cost = max(r["seconds_per_estimate"] * 1e6, 1e-3)
             median, p95 = 100 * r["median_rel_error"], 100 * r["p95_rel_error"]
             ax.errorbar([cost], [median], yerr=[[0], [max(p95 - median, 0)]], fmt="o", color=colors[k], capsize=4,
-                        label=f"{name}: under {100 * r['under_rate']:.0f} %")
+                        label=name)
             if r["under_rate"] > 0:
                 ax.scatter([cost], [median], s=300 * r["under_rate"] + 60, facecolors="none", edgecolors="red")
         ax.set_xscale("log")
@@ -38,10 +38,13 @@ def main(source: str, target: str) -> None:
         ax.set_xlabel("cost per estimate (us)")
         ax.set_title(f"{split} split ({r['test_runs']} test runs)")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8, loc="lower left")
     axes[0].set_ylabel("relative error (%): median, whisker to p95")
-    fig.suptitle(f"dwsr leaderboard, suite {board['suite']} (seed {board['seed']}): estimates against peak RSS")
-    fig.tight_layout()
+    fig.suptitle(f"dwsr leaderboard, suite {board['suite']} (seed {board['seed']}): estimates against peak RSS; "
+                 "red ring: runs under-predicted (larger, more)")
+    # One legend below the panels: an estimator near zero error sits where a legend inside would cover it.
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(estimators), fontsize=8)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     fig.savefig(target, dpi=120)
 
 

@@ -129,6 +129,8 @@ static_assert(!AllocatorModel<recorder>);  // a sink, but it models no allocator
 static_assert(Estimator<estimators::plan> && !FittedEstimator<estimators::plan>);
 static_assert(FittedEstimator<estimators::volume_linear> && !OnlineEstimator<estimators::volume_linear>);
 static_assert(OnlineEstimator<estimators::online<estimators::volume_linear>>);
+static_assert(EarlyCorrectedEstimator<estimators::online<estimators::plan>> &&
+              !EarlyCorrectedEstimator<estimators::plan>);
 static_assert(FittedEstimator<estimators::online<estimators::plan>>);
 struct nameless_estimator {
   estimate predict(const estimate_job&) const { return {}; }
@@ -137,6 +139,12 @@ struct estimator_of_doubles {
   std::string_view name() const { return "x"; }
   double predict(const estimate_job&) const { return 0; }
 };
+struct early_estimate_of_doubles {
+  std::string_view name() const { return "x"; }
+  estimate predict(const estimate_job&) const { return {}; }
+  double predict(const estimate_job&, double) const { return 0; }
+};
+static_assert(Estimator<early_estimate_of_doubles> && !EarlyCorrectedEstimator<early_estimate_of_doubles>);
 static_assert(!Estimator<nameless_estimator>);
 static_assert(!Estimator<estimator_of_doubles>);
 

@@ -97,7 +97,10 @@ inline nlohmann::json suite_document(const leaderboard::suite& s) {
              "the kernel's peak resident set of a fresh `dwsr run` process (its VmHWM, read as it ends) minus "
              "the same command's on a one-trace cube"},
             {"event_peak_bytes", "dwsr's own allocation events, the largest worker's peak (`dwsr run --json`)"},
-            {"seconds", "wall time of the run"}}},
+            {"seconds", "wall time of the run"},
+            {"first_blocks_rss_bytes",
+             "the same process's VmHWM when its first blocks (one per worker) had finished, minus the same "
+             "baseline"}}},
           {"jobs", std::move(jobs)}};
 }
 

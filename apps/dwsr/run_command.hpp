@@ -3,6 +3,7 @@
 // chunked over W workers x T threads, with each worker's planned peak, its
 // peak measured from the events, the process's peak-RSS increase and the time.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +19,11 @@ namespace dwsr::cli {
 /// What one run measured, beside its plan, and the files it wrote.
 struct run_measurement : chunked_measurement {
   std::vector<std::string> files;
+  /// The process's VmHWM when its first blocks had finished, one per worker
+  /// (or every block, when there are fewer): what an online estimator sees
+  /// of a run early (estimators/online.hpp).
+  std::uint64_t first_blocks = 0;
+  std::uint64_t first_blocks_vm_hwm = 0;
 };
 
 /// Plans and runs schedule `s` on `input` (see dwsr/graph/measure.hpp), writing
@@ -25,7 +31,13 @@ struct run_measurement : chunked_measurement {
 inline run_measurement measure_run(const chunked_schedule& s, const block_source& input, block_sink* sink,
                                    const std::vector<event_sink_ref>& worker_sinks = {}) {
   progress_meter progress(s.blocks().count(), input.shape().voxels());
-  return {measure_chunked(s, input, sink, worker_sinks, [&](const block& b) { progress.on_block(b); }), {}};
+  const std::uint64_t first = std::min<std::uint64_t>(s.workers(), s.blocks().count());
+  std::uint64_t done = 0, first_hwm = 0;
+  auto m = measure_chunked(s, input, sink, worker_sinks, [&](const block& b) {
+    progress.on_block(b);  // called under run_chunked's lock
+    if (++done == first) first_hwm = proc_self_bytes("/proc/self/status", "VmHWM:");
+  });
+  return {std::move(m), {}, first, first_hwm};
 }
 
 /// Prints a run on the device: each worker's planned and measured device peak, the time and the files.
@@ -171,6 +183,7 @@ inline void add_run_command(CLI::App& app) {
                          // The kernel's peak RSS of this process since the run began (its probe reset it), for
                          // probes outside (env/real_check.hpp).
                          {"vm_hwm_bytes", proc_self_bytes("/proc/self/status", "VmHWM:")},
+                         {"first_blocks", {{"blocks", m.first_blocks}, {"vm_hwm_bytes", m.first_blocks_vm_hwm}}},
                          {"seconds", m.measured.seconds},
                          {"outputs", m.files}});
     std::printf("%s on %s (%s), chunk %s: %llu block%s on %zu worker%s x %zu thread%s\n", opts.graph.c_str(),

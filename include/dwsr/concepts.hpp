@@ -169,10 +169,19 @@ concept FittedEstimator = Estimator<E> && requires(E& e, std::span<const labelle
 };
 
 /// An estimator that corrects itself from runs measured after it predicted
-/// them: `observe(job, measured held bytes)`.
+/// them: `observe(job, measured held bytes, held bytes measured when its
+/// first blocks had finished (0: not measured))`.
 template <class E>
 concept OnlineEstimator = Estimator<E> && requires(E& e, const estimate_job& j, double held) {
-  e.observe(j, held);
+  e.observe(j, held, held);
+};
+
+/// An estimator that corrects its estimate of a running job from what the
+/// job held when its first blocks (one per worker) had finished:
+/// `predict(job, first blocks' held bytes)`.
+template <class E>
+concept EarlyCorrectedEstimator = Estimator<E> && requires(const E& e, const estimate_job& j, double first_held) {
+  { e.predict(j, first_held) } -> std::same_as<estimate>;
 };
 
 }  // namespace dwsr

@@ -46,6 +46,21 @@ TEST_CASE("dwsr run writes the reference-named outputs and measures the planned 
   const auto out = io::load_npy<std::complex<float>>(dir / "out" / "hilbert.npy");
   CHECK(out.shape == shape3{3, 4, 50});
   CHECK(dir.entries() == std::vector<std::string>{"out"});
+  // The process's high-water mark when its first blocks had finished (here the only block), for online estimators.
+  CHECK(j["first_blocks"]["blocks"] == 1);
+  CHECK(j["first_blocks"]["vm_hwm_bytes"].get<std::uint64_t>() > 0);
+  CHECK(j["first_blocks"]["vm_hwm_bytes"].get<std::uint64_t>() <= j["vm_hwm_bytes"].get<std::uint64_t>());
+
+  SECTION("the first blocks are one per worker, or every block when there are fewer") {
+    for (const auto& [chunk, blocks] : {std::pair{"2x8x64", 3}, std::pair{"4x8x64", 2}}) {
+      const auto q = run_dwsr("run envelope --input synthetic:8x8x64 --chunk " + std::string(chunk) +
+                              " -w 3 --output " + (dir / "w3").string() + " --json");
+      REQUIRE(q.status == 0);
+      const auto d = nlohmann::json::parse(q.out);
+      CHECK(d["first_blocks"]["blocks"] == blocks);
+      CHECK(d["first_blocks"]["vm_hwm_bytes"].get<std::uint64_t>() <= d["vm_hwm_bytes"].get<std::uint64_t>());
+    }
+  }
 
   SECTION("from a .npy input, with a parameter override") {
     const auto in = dir / "in.npy";

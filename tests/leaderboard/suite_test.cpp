@@ -148,6 +148,30 @@ TEST_CASE("the plan estimator gives the meta execution's peaks, volume_linear th
   CHECK_THROWS_AS(o.observe(job("envelope", 32), -1), invalid_input);
   CHECK_THROWS_AS(estimators::online<estimators::plan>({}, 0), invalid_input);
 
+  // Once a job's first blocks ran: their measurement times the largest
+  // whole-run/first-blocks ratio of the last runs that had one (1 before any).
+  static_assert(EarlyCorrectedEstimator<estimators::online<estimators::volume_linear>>);
+  static_assert(!EarlyCorrectedEstimator<estimators::volume_linear>);
+  CHECK(o.first_blocks_correction() == 1);
+  const auto early = o.predict(job("envelope", 128), 1e6);
+  CHECK(early.held == Approx(1e6));
+  CHECK(early.worker_peak == Approx(0.5e6));  // the base's share of the workers kept
+  CHECK(o.predict(job("envelope", 128), 0).held == o.predict(job("envelope", 128)).held);  // not measured
+  o.observe(job("envelope", 64), 3e6, 2e6);
+  CHECK(o.first_blocks_correction() == Approx(1.5));
+  CHECK(3e6 / v.predict(job("envelope", 64)).held < 0.8);
+  CHECK(o.correction() == Approx(0.8));  // the whole run's history: this run's ratio beside the 0.8
+  o.observe(job("envelope", 64), 2e6, 2e6);
+  CHECK(o.first_blocks_correction() == Approx(1.5));  // the largest of the window
+  CHECK(o.predict(job("envelope", 128), 1e6).held == Approx(1.5e6));
+  o.observe(job("envelope", 64), 2e6);  // no first blocks measured: that history keeps its runs
+  CHECK(o.first_blocks_correction() == Approx(1.5));
+  CHECK_THROWS_WITH(o.predict(job("envelope", 128), -1), Catch::Contains("its first blocks measured at"));
+  CHECK_THROWS_AS(o.observe(job("envelope", 32), 1e6, std::nan("")), invalid_input);
+  std::vector<labelled_run> early_runs{{job("envelope", 32), 4e6, 1e6}, {job("envelope", 64), 9e6, 3e6}};
+  o.fit(early_runs);  // fit starts both histories anew
+  CHECK(o.first_blocks_correction() == Approx(4));
+
   runs.back().held = -1;
   CHECK_THROWS_AS(v.fit(runs), invalid_input);
 }
@@ -213,7 +237,8 @@ TEST_CASE("reinforce: PeakPredict learned by policy gradient, as an estimator, l
 
 TEST_CASE("runs.csv reads back what it wrote and refuses what it did not write") {
   const auto s = make_suite(operators::catalogue(), "quick", 3);
-  const auto runs = planned_runs(s);
+  auto runs = planned_runs(s);
+  for (std::size_t k = 0; k < runs.size(); ++k) runs[k].first_blocks_rss_increase = 1000 * k;
   test::temp_dir dir;
   write_text(dir / "runs.csv", runs_csv(runs));
   const auto back = read_runs(dir / "runs.csv");
@@ -226,19 +251,32 @@ TEST_CASE("runs.csv reads back what it wrote and refuses what it did not write")
     CHECK(back[k].test == runs[k].test);
     CHECK(back[k].rss_increase == runs[k].rss_increase);
     CHECK(back[k].event_peak == runs[k].event_peak);
+    CHECK(back[k].first_blocks_rss_increase == runs[k].first_blocks_rss_increase);
   }
   const std::string header(runs_header);
+  // A runs.csv of an earlier dwsr, without the first blocks' column: read, not measured.
+  write_text(dir / "older.csv", std::string(runs_header_without_first_blocks) +
+                                    "\n3,envelope,8x8x128,8x8x128,1,1,0,0,1,40960,50000,9040,30000,0.1\n");
+  const auto older = read_runs(dir / "older.csv");
+  REQUIRE(older.size() == 1);
+  CHECK(older[0].rss_increase == 40960);
+  CHECK(older[0].test[2]);
+  CHECK(older[0].first_blocks_rss_increase == 0);
   auto refused = [&](const std::string& text, const std::string& expected) {
     write_text(dir / "bad.csv", text);
     CHECK_THROWS_WITH(read_runs(dir / "bad.csv"), Catch::Contains(expected));
   };
   refused("job,predicted_bytes\n1,2\n", "line 1: expected the header");
   refused(header + "\n", "holds no runs");
-  refused(header + "\n0,envelope,8x8x128\n", "line 2: 3 fields; expected 14");
-  refused(header + "\nx,envelope,8x8x128,8x8x128,1,1,0,0,0,10,0,0,0,0.1\n", "field 1 'x'; expected a job id");
-  refused(header + "\n0,envelope,8x8,8x8x128,1,1,0,0,0,10,0,0,0,0.1\n", "field 3 '8x8'; expected a cube");
-  refused(header + "\n0,envelope,8x8x128,8x8x128,1,1,2,0,0,10,0,0,0,0.1\n", "field 7 '2'; expected 0 or 1");
-  refused(header + "\n0,envelope,8x8x128,8x8x128,1,1,0,0,0,-4,0,0,0,0.1\n", "field 10 '-4'; expected bytes");
+  refused(header + "\n0,envelope,8x8x128\n", "line 2: 3 fields; expected 15");
+  refused(header + "\nx,envelope,8x8x128,8x8x128,1,1,0,0,0,10,0,0,0,0.1,0\n", "field 1 'x'; expected a job id");
+  refused(header + "\n0,envelope,8x8,8x8x128,1,1,0,0,0,10,0,0,0,0.1,0\n", "field 3 '8x8'; expected a cube");
+  refused(header + "\n0,envelope,8x8x128,8x8x128,1,1,2,0,0,10,0,0,0,0.1,0\n", "field 7 '2'; expected 0 or 1");
+  refused(header + "\n0,envelope,8x8x128,8x8x128,1,1,0,0,0,-4,0,0,0,0.1,0\n", "field 10 '-4'; expected bytes");
+  refused(header + "\n0,envelope,8x8x128,8x8x128,1,1,0,0,0,10,0,0,0,0.1,x\n", "field 15 'x'; expected bytes");
+  refused(std::string(runs_header_without_first_blocks) +
+              "\n3,envelope,8x8x128,8x8x128,1,1,0,0,1,40960,50000,9040,30000,0.1,7\n",
+          "line 2: 15 fields; expected 14");
   CHECK_THROWS_AS(read_runs(dir / "missing.csv"), io_error);
 }
 
@@ -259,6 +297,18 @@ TEST_CASE("a board of runs measured as planned scores plan at zero error, and re
   const auto over = score_board(s, planned_runs(s, 1.1));
   for (const auto& r : over.rows)
     if (r.estimator == "plan") CHECK(r.metrics.under_rate == 1);
+  // Runs whose first blocks held 80 % of their peak: online_volume_linear
+  // predicts each test run from its first blocks, times the 1.25 its training
+  // runs taught it, exactly.
+  auto early = planned_runs(s);
+  for (auto& r : early) r.first_blocks_rss_increase = r.rss_increase / 5 * 4;
+  for (const auto& r : score_board(s, early).rows)
+    if (r.estimator == "online_volume_linear") {
+      CHECK(r.metrics.median_rel_error < 1e-4);
+      CHECK(r.metrics.under_rate == 0);
+    }
+  for (const auto& r : b.rows)  // without first blocks, the history of whole runs alone
+    if (r.estimator == "online_volume_linear") CHECK(r.metrics.median_rel_error > 0.01);
   // The external path scores the same predictions the same way.
   std::vector<double> held;
   for (const auto& j : s.jobs) held.push_back(estimators::plan{}.predict(j.view()).held);

@@ -59,8 +59,11 @@ struct real_measurement {
   std::uint64_t run_rss = 0;          ///< bytes: the run's peak RSS (VmHWM)
   std::uint64_t idle_rss = 0;         ///< bytes: the one-trace run's peak RSS (VmHWM)
   std::uint64_t event_peak = 0;       ///< bytes: the largest worker's peak of the run's own events (its --json)
-  double seconds = 0;                 ///< wall time of the run (not the one-trace run)
-  bool data_dependent = false;        ///< the simulated peaks are bounds (event::bound events)
+  /// bytes: the run's VmHWM when its first blocks (one per worker) had
+  /// finished, above the one-trace run's peak: what an online estimator sees early
+  std::uint64_t first_blocks_rss_increase = 0;
+  double seconds = 0;           ///< wall time of the run (not the one-trace run)
+  bool data_dependent = false;  ///< the simulated peaks are bounds (event::bound events)
 
   /// rss_increase / simulated_pages: 1 when the simulator is right.
   double ratio() const noexcept { return simulated_pages ? double(rss_increase) / double(simulated_pages) : 0.0; }
@@ -119,6 +122,9 @@ inline real_measurement measure_real(const std::filesystem::path& tool, const re
     for (const char* key : {"measured_peak_bytes", "vm_hwm_bytes"})
       if (doc.is_discarded() || !doc.contains(key) || !doc[key].is_number_unsigned())
         throw error("the real run's --json output has no " + std::string(key));
+    if (!doc.contains("first_blocks") || !doc["first_blocks"].is_object() ||
+        !doc["first_blocks"].contains("vm_hwm_bytes") || !doc["first_blocks"]["vm_hwm_bytes"].is_number_unsigned())
+      throw error("the real run's --json output has no first_blocks.vm_hwm_bytes");
     return doc;
   };
   const auto idle = run(command({1, 1, job.cube.samples}, "idle"));
@@ -129,6 +135,8 @@ inline real_measurement measure_real(const std::filesystem::path& tool, const re
   m.run_rss = real["vm_hwm_bytes"].get<std::uint64_t>();
   m.rss_increase = m.run_rss > m.idle_rss ? m.run_rss - m.idle_rss : 0;
   m.event_peak = real["measured_peak_bytes"].get<std::uint64_t>();
+  const auto first = real["first_blocks"]["vm_hwm_bytes"].get<std::uint64_t>();
+  m.first_blocks_rss_increase = first > m.idle_rss ? first - m.idle_rss : 0;
   std::error_code ignored;
   for (const char* p : {"idle", "run", "graph.json", "stderr.txt", "stdout.json"})
     std::filesystem::remove_all(scratch / p, ignored);

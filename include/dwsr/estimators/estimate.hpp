@@ -50,6 +50,9 @@ inline estimate shared_by_workers(double held, const estimate_job& j) {
 struct labelled_run {
   estimate_job job;
   double held = 0;  ///< bytes: the real run's peak RSS above its idle baseline
+  /// bytes: the same when the run's first blocks (one per worker) had
+  /// finished; 0 where that was not measured
+  double first_blocks_held = 0;
 };
 
 /// Run `r`'s held bytes, for an estimator that learns from their scale. Throws

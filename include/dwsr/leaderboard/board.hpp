@@ -3,12 +3,13 @@
 /// split. For each split, learned estimators fit on the train part's
 /// measured peaks (labelled_run) and every estimator predicts the test part;
 /// metrics.hpp scores the predicted held bytes against the runs' peak RSS
-/// increase; an online estimator observes each test run after predicting
-/// it. An estimate below the measured peak by more than the probe's
-/// resolution counts as under-predicted. The cost of an estimate is its wall time,
+/// increase; an online estimator predicts each test run once the run's
+/// first blocks have finished (from what they held) and observes it after.
+/// An estimate below the measured peak by more than the probe's resolution
+/// counts as under-predicted. The cost of an estimate is its wall time,
 /// predict() alone, averaged over the test part. Each estimator also picks a
-/// chunk for every test job under a budget (chunk_choice.hpp); the picks'
-/// real runs score them, beside the advisor's, in choice_board.
+/// chunk for every test job under a budget (chunk_choice.hpp);
+/// the picks' real runs score them, beside the advisor's, in choice_board.
 
 #include <array>
 #include <chrono>
@@ -33,14 +34,15 @@
 #include "dwsr/leaderboard/metrics.hpp"
 #include "dwsr/leaderboard/runs.hpp"
 #include "dwsr/leaderboard/suite.hpp"
+#include "dwsr/memory/child_peak.hpp"
 
 namespace dwsr::leaderboard {
 
-/// The probe's resolution in bytes: 64 pages. VmHWM counts pages, but
-/// the kernel syncs each thread's RSS counter in batches of up to 64 pages;
-/// a program touching a known number of pages reads 2 to 11 pages above it
+/// The probe's resolution in bytes: how far one reading can lag the pages
+/// touched, 64 pages on two CPUs (rss_reading_lag). A program touching a
+/// known number of pages reads within it of its baseline-subtracted figure
 /// (tests/cli/leaderboard_cli_test.cpp).
-inline constexpr double probe_resolution = 64 * 4096;
+inline const double probe_resolution = rss_reading_lag();
 
 /// Whether the probe resolved a run's peak: a run whose RSS increase is
 /// below the probe's resolution has no relative error to score, and is left
@@ -90,7 +92,7 @@ void score_estimator(E e, const suite& s, const std::vector<run_record>& runs, s
       else if (s.jobs[k].in_test(part))
         test.push_back(k);
       else
-        train.push_back({s.jobs[k].view(), double(runs[k].rss_increase)});
+        train.push_back({s.jobs[k].view(), double(runs[k].rss_increase), double(runs[k].first_blocks_rss_increase)});
     }
     if constexpr (FittedEstimator<E>) {
       if (!train.empty()) e.fit(std::span<const labelled_run>(train));
@@ -102,9 +104,16 @@ void score_estimator(E e, const suite& s, const std::vector<run_record>& runs, s
     for (auto k : test) chosen[k] = choose_chunk(e, s.jobs[k], b.budgets[k]);
     std::vector<double> predicted, actual;
     const auto t0 = std::chrono::steady_clock::now();
-    for (auto k : test) {  // in the suite's order; an online estimator learns each run after predicting it
-      held[k] = e.predict(s.jobs[k].view()).held;
-      if constexpr (OnlineEstimator<E>) e.observe(s.jobs[k].view(), double(runs[k].rss_increase));
+    // In the suite's order: an online estimator predicts each run once its
+    // first blocks have finished, and learns the run after predicting it.
+    for (auto k : test) {
+      const auto j = s.jobs[k].view();
+      const double first = double(runs[k].first_blocks_rss_increase);
+      if constexpr (EarlyCorrectedEstimator<E>)
+        held[k] = e.predict(j, first).held;
+      else
+        held[k] = e.predict(j).held;
+      if constexpr (OnlineEstimator<E>) e.observe(j, double(runs[k].rss_increase), first);
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     for (std::size_t k = 0; k < s.jobs.size(); ++k)  // train jobs too, for the predictions files; not scored

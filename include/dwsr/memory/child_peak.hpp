@@ -15,7 +15,9 @@
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -29,6 +31,17 @@
 extern char** environ;
 
 namespace dwsr {
+
+/// How far one ru_maxrss reading can lag the pages a process touched, in
+/// bytes. Linux counts a process's resident pages in per-CPU counters and
+/// folds a CPU's share into the total only once it reaches the batch,
+/// max(32, 2 x online CPUs) pages, so a reading misses less than a batch on
+/// each CPU the process ran on: 64 pages on two CPUs, 512 on sixteen. An
+/// increase (the difference of two readings) is known to twice this.
+inline double rss_reading_lag(long online_cpus = sysconf(_SC_NPROCESSORS_ONLN)) noexcept {
+  const double cpus = double(std::max(online_cpus, 1L));
+  return std::max(32.0, 2 * cpus) * cpus * 4096;
+}
 
 /// How a child ended and what the kernel measured of it.
 struct child_exit {
