@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <filesystem>
@@ -217,12 +218,19 @@ class npy_block_sink final : public block_sink {
     // One positioned write per run of the interior contiguous in both the
     // file and the buffer: one per inline when the block spans the samples
     // (no time halo), one in all when it spans the crosslines too.
+    std::uint64_t first = ~std::uint64_t{0}, end = 0;
     for_each_window_run(
         b.begin, b.end, {shape_, {}}, detail::extended_layout(b),
         [&](std::uint64_t to, std::uint64_t from, std::uint64_t n) {
           if (!detail::write_fully(f.fd, static_cast<const char*>(data.data) + from * e, n * e, f.header + to * e))
             throw io_error(f.file.describe(std::string("cannot write: ") + std::strerror(errno)));
+          first = std::min(first, f.header + to * e);
+          end = std::max(end, f.header + (to + n) * e);
         });
+    // Start writing the block back now, while the next blocks compute, so
+    // that commit()'s fsync finds little left to wait for. A hint: an error
+    // here is fsync's to report.
+    if (end > first) ::sync_file_range(f.fd, off_t(first), off_t(end - first), SYNC_FILE_RANGE_WRITE);
   }
 
   void write_table(std::size_t table, const block& b, const void* rows, std::uint64_t count) override {
