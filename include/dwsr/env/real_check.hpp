@@ -105,7 +105,17 @@ inline real_measurement measure_real(const std::filesystem::path& tool, const re
                                     std::to_string(job.options.threads),
                                     "--json"};
   };
-  // Runs a command and returns its --json document.
+  // A byte count of a run's --json document, by its dotted name.
+  auto bytes_at = [](const nlohmann::json& doc, const std::string& name) {
+    std::string pointer = "/" + name;
+    std::replace(pointer.begin(), pointer.end(), '.', '/');
+    const nlohmann::json::json_pointer at(pointer);
+    if (doc.is_discarded() || !doc.contains(at) || !doc[at].is_number_unsigned())
+      throw error("the real run's --json output has no " + name);
+    return doc[at].get<std::uint64_t>();
+  };
+  const char* const counts[] = {"measured_peak_bytes", "vm_hwm_bytes", "first_blocks.vm_hwm_bytes"};
+  // Runs a command and returns its --json document, every count of it checked.
   auto run = [&](const std::vector<std::string>& argv) {
     const auto e = run_child(argv, scratch / "stdout.json", scratch / "stderr.txt");
     if (!e.ok()) {
@@ -119,24 +129,19 @@ inline real_measurement measure_real(const std::filesystem::path& tool, const re
     }
     std::ifstream in(scratch / "stdout.json");
     auto doc = nlohmann::json::parse(in, nullptr, false);
-    for (const char* key : {"measured_peak_bytes", "vm_hwm_bytes"})
-      if (doc.is_discarded() || !doc.contains(key) || !doc[key].is_number_unsigned())
-        throw error("the real run's --json output has no " + std::string(key));
-    if (!doc.contains("first_blocks") || !doc["first_blocks"].is_object() ||
-        !doc["first_blocks"].contains("vm_hwm_bytes") || !doc["first_blocks"]["vm_hwm_bytes"].is_number_unsigned())
-      throw error("the real run's --json output has no first_blocks.vm_hwm_bytes");
+    for (const char* name : counts) bytes_at(doc, name);
     return doc;
   };
   const auto idle = run(command({1, 1, job.cube.samples}, "idle"));
   const auto t0 = std::chrono::steady_clock::now();
   const auto real = run(command(job.cube, "run"));
   m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  m.idle_rss = idle["vm_hwm_bytes"].get<std::uint64_t>();
-  m.run_rss = real["vm_hwm_bytes"].get<std::uint64_t>();
-  m.rss_increase = m.run_rss > m.idle_rss ? m.run_rss - m.idle_rss : 0;
-  m.event_peak = real["measured_peak_bytes"].get<std::uint64_t>();
-  const auto first = real["first_blocks"]["vm_hwm_bytes"].get<std::uint64_t>();
-  m.first_blocks_rss_increase = first > m.idle_rss ? first - m.idle_rss : 0;
+  m.idle_rss = bytes_at(idle, "vm_hwm_bytes");
+  m.run_rss = bytes_at(real, "vm_hwm_bytes");
+  m.event_peak = bytes_at(real, "measured_peak_bytes");
+  auto above_idle = [&](std::uint64_t rss) { return rss > m.idle_rss ? rss - m.idle_rss : 0; };
+  m.rss_increase = above_idle(m.run_rss);
+  m.first_blocks_rss_increase = above_idle(bytes_at(real, "first_blocks.vm_hwm_bytes"));
   std::error_code ignored;
   for (const char* p : {"idle", "run", "graph.json", "stderr.txt", "stdout.json"})
     std::filesystem::remove_all(scratch / p, ignored);

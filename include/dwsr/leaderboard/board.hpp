@@ -8,8 +8,8 @@
 /// An estimate below the measured peak by more than the probe's resolution
 /// counts as under-predicted. The cost of an estimate is its wall time,
 /// predict() alone, averaged over the test part. Each estimator also picks a
-/// chunk for every test job under a budget (chunk_choice.hpp);
-/// the picks' real runs score them, beside the advisor's, in choice_board.
+/// chunk for every test job under a budget (chunk_choice.hpp); the picks'
+/// real runs score them, beside the advisor's, in choice_board.
 
 #include <array>
 #include <chrono>

@@ -27,6 +27,7 @@
 
 #include "dwsr/core/quote.hpp"
 #include "dwsr/error.hpp"
+#include "dwsr/memory/page_mapping.hpp"
 
 extern char** environ;
 
@@ -40,7 +41,7 @@ namespace dwsr {
 /// increase (the difference of two readings) is known to twice this.
 inline double rss_reading_lag(long online_cpus = sysconf(_SC_NPROCESSORS_ONLN)) noexcept {
   const double cpus = double(std::max(online_cpus, 1L));
-  return std::max(32.0, 2 * cpus) * cpus * 4096;
+  return std::max(32.0, 2 * cpus) * cpus * double(detail::page_bytes());
 }
 
 /// How a child ended and what the kernel measured of it.
