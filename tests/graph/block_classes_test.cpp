@@ -173,6 +173,41 @@ TEST_CASE("plans from block classes equal the meta execution of every block, exa
       INFO("allocator model " << spec);
       CHECK(model_peaks(s, plan, spec) == replay_every_block(s, spec));
     }
+    // What `dwsr dataset` does: one meta execution per class and phase for
+    // both models, one count of each worker's blocks for both plans.
+    const block_classes classes(s.blocks());
+    const auto steps =
+        detail::measure_classes_under(s, classes, detail::run_phase_reductions(s), {"exact", "host_pages"});
+    const auto plans = detail::plans_from_classes(s, classes, steps);
+    REQUIRE(plans.size() == 2);
+    const auto pages = replay_every_block(s, "host_pages");
+    for (std::size_t w = 0; w < o.workers; ++w) {
+      INFO("worker " << w << ", shared measurement");
+      CHECK(plans[0].workers[w].peak == walked[w].peak);
+      CHECK(plans[0].workers[w].events == walked[w].events);
+      CHECK(plans[1].workers[w].peak == pages[w]);
+      CHECK(plans[1].workers[w].blocks == walked[w].blocks);
+    }
+    CHECK(plans[1].halo_overhead == plan.halo_overhead);
+  }
+}
+
+TEST_CASE("the halo's cost and the largest block come from the runs of blocks as from a walk over every block") {
+  chooser ch{77};
+  for (int trial = 0; trial < 300; ++trial) {
+    const auto c = random_chunking(ch);
+    INFO("cube " << to_string(c.cube()) << ", chunk " << to_string(c.chunk()) << ", halo " << c.halo()[0] << "x"
+                 << c.halo()[1] << "x" << c.halo()[2]);
+    double read = 0;
+    std::array<std::uint64_t, 3> largest{};
+    for (std::uint64_t i = 0; i < c.count(); ++i) {
+      const auto e = c.at(i).extended();
+      read += double(e.voxels());
+      for (int a = 0; a < 3; ++a) largest[std::size_t(a)] = std::max(largest[std::size_t(a)], e[a]);
+    }
+    CHECK(c.read_voxels() == read);
+    CHECK(c.halo_overhead() == read / double(c.cube().voxels()) - 1.0);
+    for (int a = 0; a < 3; ++a) CHECK(c.largest_extended(a) == largest[std::size_t(a)]);
   }
 }
 

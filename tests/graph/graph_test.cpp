@@ -160,6 +160,16 @@ TEST_CASE("a graph's halo composes along paths and its outputs are its sinks and
   std::vector<std::string> names;
   for (const auto& r : g.outputs()) names.push_back(g.output_name(r));
   CHECK(names == std::vector<std::string>{"env", "sw"});
+  // What executions read instead of deriving it per block: who reads each
+  // output last (itself when nobody does), and which outputs are the graph's.
+  std::vector<std::size_t> last, index;
+  for (const auto& n : g.nodes()) {
+    last.insert(last.end(), n.last_reader.begin(), n.last_reader.end());
+    index.insert(index.end(), n.graph_output.begin(), n.graph_output.end());
+  }
+  const std::size_t none = graph::no_output;
+  CHECK(last == std::vector<std::size_t>{1, 3, 3, 3});  // rac -> aa, aa -> sw, env -> sw, sw itself
+  CHECK(index == std::vector<std::size_t>{none, none, 0, 1});
 }
 
 TEST_CASE("chunked outputs equal whole-cube outputs bit for bit, for every operator") {

@@ -25,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -172,17 +173,19 @@ class_steps measure_classes(const chunked_schedule& s, const block_classes& clas
   return out;
 }
 
-/// The plan of `s` from its classes' steps: a worker's peak is the highest
-/// over the classes it runs, its events the sum over them of blocks x events.
-/// Exact whenever a worker holds nothing between blocks, as every dwsr
-/// context does, and each step was measured from nothing. The steps depend on
-/// the chunking and T only, so plans that differ in W share them.
-inline chunked_plan plan_from_classes(const chunked_schedule& s, const block_classes& classes,
-                                      const class_steps& steps) {
+/// The plans of `s` from its classes' steps, one per entry of `steps`
+/// (several allocator models' steps of the same classes): a worker's peak is
+/// the highest over the classes it runs, its events the sum over them of
+/// blocks x events. Exact whenever a worker holds nothing between blocks, as
+/// every dwsr context does, and each step was measured from nothing. The
+/// steps depend on the chunking and T only, so plans that differ in W share
+/// them; the plans share the counting of each worker's blocks per class.
+inline std::vector<chunked_plan> plans_from_classes(const chunked_schedule& s, const block_classes& classes,
+                                                    std::span<const class_steps> steps) {
   const auto& c = s.blocks();
-  chunked_plan p{c.chunk(), c.halo(), c.count(), c.halo_overhead(), std::vector<worker_memory>(s.workers())};
+  std::vector<chunked_plan> plans(steps.size(), chunked_plan{c.chunk(), c.halo(), c.count(), c.halo_overhead(),
+                                                             std::vector<worker_memory>(s.workers())});
   const auto& ks = classes.classes();
-  const auto& [peak, events] = steps;
   // Workers run consecutive ranges, so each range starts where the last ended.
   std::vector<std::uint64_t> before, upto;
   classes.counts_below(0, before);
@@ -190,20 +193,29 @@ inline chunked_plan plan_from_classes(const chunked_schedule& s, const block_cla
     const auto [first, last] = s.range_of(w);
     if (first == last) break;  // this worker and the ones after it have no blocks
     classes.counts_below(last, upto);
-    auto& worker = p.workers[w];
-    worker.blocks = last - first;
-    for (std::size_t k = 0; k < ks.size(); ++k) {
-      const auto n = upto[k] - before[k];
-      if (n == 0) continue;
-      worker.peak = std::max(worker.peak, peak[k]);
-      std::uint64_t add = 0;
-      if (__builtin_mul_overflow(n, events[k], &add) || __builtin_add_overflow(worker.events, add, &worker.events))
-        throw invalid_input("worker " + std::to_string(w) + " of a chunking into " + std::to_string(c.count()) +
-                            " blocks would emit more than 2^64 events; use a larger chunk");
+    for (std::size_t m = 0; m < steps.size(); ++m) {
+      const auto& [peak, events] = steps[m];
+      auto& worker = plans[m].workers[w];
+      worker.blocks = last - first;
+      for (std::size_t k = 0; k < ks.size(); ++k) {
+        const auto n = upto[k] - before[k];
+        if (n == 0) continue;
+        worker.peak = std::max(worker.peak, peak[k]);
+        std::uint64_t add = 0;
+        if (__builtin_mul_overflow(n, events[k], &add) || __builtin_add_overflow(worker.events, add, &worker.events))
+          throw invalid_input("worker " + std::to_string(w) + " of a chunking into " + std::to_string(c.count()) +
+                              " blocks would emit more than 2^64 events; use a larger chunk");
+      }
     }
     std::swap(before, upto);
   }
-  return p;
+  return plans;
+}
+
+/// The plan of `s` from its classes' steps (plans_from_classes for one).
+inline chunked_plan plan_from_classes(const chunked_schedule& s, const block_classes& classes,
+                                      const class_steps& steps) {
+  return std::move(plans_from_classes(s, classes, std::span(&steps, 1)).front());
 }
 
 /// The plan of `s` from one block of each class (graph/block_classes.hpp),

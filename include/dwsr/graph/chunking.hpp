@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <map>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -107,36 +107,53 @@ class chunking {
     return {begin, end, begin - std::min(begin, halo_[a]), halo_[a] >= cube_[a] - end ? cube_[a] : end + halo_[a]};
   }
 
-  /// The blocks along `axis` that share an extended and an interior extent,
-  /// with the runs of block positions [begin, end) that have them, ascending.
-  /// Only the blocks whose halo a face clips, and the last block, differ from
-  /// the middle ones, so there are at most about 2 halo / chunk + 3 classes,
-  /// found without visiting the middle blocks.
-  std::vector<axis_class> axis_classes(int axis) const {
+  /// Calls f(first, last, span of block first) for runs of blocks [first,
+  /// last) along `axis` that share their extended and interior extents, in
+  /// order: each block whose halo the low face clips alone, the middle
+  /// blocks as one run, then each block whose halo the high face clips (the
+  /// last block always, which may differ in its interior anyway). So it
+  /// makes at most about 2 halo / chunk + 3 calls, whatever the grid.
+  template <class F>
+  void for_each_axis_run(int axis, F&& f) const {
     const auto a = std::size_t(axis);
     const auto n = cube_[a], c = chunk_[a], h = halo_[a], grid = grid_[a];
-    // Blocks [0, left) start within the halo of the low face; blocks from
-    // `right` on end within it of the high face (the last block always does,
-    // or differs in its interior anyway).
     const auto left = h >= n ? grid : std::min(grid, (h + c - 1) / c);
     const auto right = std::max(left, std::min(grid - 1, n >= h ? (n - h) / c : 0));
+    for (std::uint64_t g = 0; g < left; ++g) f(g, g + 1, span(axis, g));
+    if (left < right) f(left, right, span(axis, left));
+    for (std::uint64_t g = right; g < grid; ++g) f(g, g + 1, span(axis, g));
+  }
+
+  /// The blocks along `axis` that share an extended and an interior extent,
+  /// with the runs of block positions [begin, end) that have them, ascending
+  /// (from for_each_axis_run's runs, so found without visiting the middle blocks).
+  std::vector<axis_class> axis_classes(int axis) const {
     std::vector<axis_class> out;
-    std::map<std::pair<std::uint64_t, std::uint64_t>, std::size_t> index;  // (extended, interior) -> class
-    auto add = [&](std::uint64_t g, std::uint64_t end) {
-      const auto s = span(axis, g);
-      const std::pair key{s.ext_end - s.ext_begin, s.end - s.begin};
-      const auto [it, added] = index.try_emplace(key, out.size());
-      if (added) out.push_back({key.first, key.second, {}});
-      auto& runs = out[it->second].runs;
+    for_each_axis_run(axis, [&](std::uint64_t g, std::uint64_t end, const axis_span& s) {
+      const auto extended = s.ext_end - s.ext_begin, interior = s.end - s.begin;
+      // A linear search: the classes are few (see above), and this runs per plan.
+      auto it = std::find_if(out.begin(), out.end(),
+                             [&](const axis_class& k) { return k.extended == extended && k.interior == interior; });
+      if (it == out.end()) {
+        out.push_back(axis_class{extended, interior, {}});
+        it = std::prev(out.end());
+      }
+      auto& runs = it->runs;
       if (!runs.empty() && runs.back().second == g)
         runs.back().second = end;
       else
         runs.emplace_back(g, end);
-    };
-    for (std::uint64_t g = 0; g < left; ++g) add(g, g + 1);
-    if (left < right) add(left, right);
-    for (std::uint64_t g = right; g < grid; ++g) add(g, g + 1);
+    });
     return out;
+  }
+
+  /// The largest extended extent of a block along `axis`.
+  std::uint64_t largest_extended(int axis) const {
+    std::uint64_t most = 0;
+    for_each_axis_run(axis, [&](std::uint64_t, std::uint64_t, const axis_span& s) {
+      most = std::max(most, s.ext_end - s.ext_begin);
+    });
+    return most;
   }
 
   /// Voxels read by all blocks together: their extended windows, halos included.
@@ -145,7 +162,9 @@ class chunking {
     double read = 1;
     for (int a = 0; a < 3; ++a) {
       double sum = 0;
-      for (const auto& k : axis_classes(a)) sum += double(k.extended) * double(k.count());
+      for_each_axis_run(a, [&](std::uint64_t g, std::uint64_t end, const axis_span& s) {
+        sum += double(s.ext_end - s.ext_begin) * double(end - g);
+      });
       read *= sum;
     }
     return read;

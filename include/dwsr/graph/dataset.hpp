@@ -425,7 +425,8 @@ inline dataset make_dataset(const registry& r, const dataset_options& o,
         if (o.profile) y[l++] = std::nan("");
       } else if (o.task == dataset_task::peak) {
         s.emplace(g, e.cube, chunked_options{e.chunk, e.workers, e.threads});
-        const auto plan = detail::plan_from_classes(*s, *classes, steps.front());
+        const auto plans = detail::plans_from_classes(*s, *classes, steps);  // per per_class model
+        const auto& plan = plans.front();
         std::uint64_t held = plan.peak();
         y[l++] = double(plan.peak());
         if (dask) y[l++] = double(plan.peak());
@@ -433,7 +434,7 @@ inline dataset make_dataset(const registry& r, const dataset_options& o,
           const auto& a = reserved[k];
           std::uint64_t peak = 0;
           if (k + 1 < per_class.size()) {
-            peak = detail::plan_from_classes(*s, *classes, steps[k + 1]).peak();
+            peak = plans[k + 1].peak();
           } else {
             const auto peaks = model_peaks(*s, plan, a);
             peak = *std::max_element(peaks.begin(), peaks.end());

@@ -118,12 +118,11 @@ void code_features(const graph& g, Emit&& emit) {
   for (std::size_t d = 1; d <= max_depth; ++d)
     width = std::max<std::size_t>(width, std::size_t(std::count(depth.begin(), depth.end(), d)));
   // Results alive while node k runs: earlier outputs read at k or later, and k's own.
-  const auto last = detail::last_readers(g);
   std::size_t alive = 0;
   for (std::size_t k = 0; k < ns.size(); ++k) {
     std::size_t now = ns[k].outputs.size();
     for (std::size_t j = 0; j < k; ++j)
-      for (auto reader : last[j]) now += reader >= k;
+      for (auto reader : ns[j].last_reader) now += reader >= k;
     alive = std::max(alive, now);
   }
   std::size_t kept_bytes = 0;
@@ -197,11 +196,7 @@ void execution_features(const execution_config& e, const chunked_schedule* s, Em
     emit("blocks", "count", "blocks of the chunking", double(c.count()));
     emit("halo_overhead", "ratio", "voxels read with halos over the cube's voxels, minus one", c.halo_overhead());
     std::uint64_t largest = 1;  // the largest extent along each axis makes the largest block
-    for (int a = 0; a < 3; ++a) {
-      std::uint64_t most = 0;
-      for (const auto& k : c.axis_classes(a)) most = std::max(most, k.extended);
-      largest *= most;
-    }
+    for (int a = 0; a < 3; ++a) largest *= c.largest_extended(a);
     emit("block_bytes", "bytes", "the largest halo-extended float32 block", double(largest * sizeof(float)));
     emit("blocks_per_worker", "count", "most blocks one worker runs", double(s->blocks_of(0)));
   }

@@ -75,7 +75,13 @@ class graph {
     std::vector<cube_ref> inputs;
     std::vector<output_spec> outputs;
     std::vector<table_spec> tables;
+    /// Per output: the last node that reads it (this node's index when none
+    /// does), and its index into graph::outputs() (no_output when it is not
+    /// one). Set by build(), so executions do not derive them per block.
+    std::vector<std::size_t> last_reader, graph_output;
   };
+  /// graph_output of a node output that is not an output of the graph.
+  static constexpr std::size_t no_output = std::size_t(-1);
 
   /// A node's table: node index and index into its tables.
   struct table_ref {
@@ -192,6 +198,7 @@ class graph {
       }
     }
     compute_outputs();
+    compute_derived();
     built_ = true;
   }
 
@@ -215,30 +222,9 @@ class graph {
 
   /// Samples of input each block needs beyond its interior, per axis: along
   /// every path the radii of the operators add up (a window over a window).
-  std::array<std::uint64_t, 3> input_halo() const {
-    const auto& ns = nodes();
-    std::vector<std::array<std::uint64_t, 3>> need(ns.size());  // halo of the input each node's output needs
-    std::array<std::uint64_t, 3> total{};
-    for (std::size_t k = 0; k < ns.size(); ++k) {
-      const auto own = ns[k].op->halo().radius;
-      std::array<std::uint64_t, 3> upstream{};
-      for (const auto& r : ns[k].inputs)
-        if (r.node != cube_ref::input)
-          for (int a = 0; a < 3; ++a) upstream[a] = std::max(upstream[a], need[r.node][a]);
-      for (int a = 0; a < 3; ++a) {
-        need[k][a] = own[a] + upstream[a];
-        total[a] = std::max(total[a], need[k][a]);
-      }
-    }
-    return total;
-  }
+  std::array<std::uint64_t, 3> input_halo() const { return checked().input_halo_; }
   /// Axes no block may split, because some node reads them whole.
-  std::array<bool, 3> whole_axes() const {
-    std::array<bool, 3> whole{};
-    for (const auto& n : nodes())
-      for (int a = 0; a < 3; ++a) whole[a] = whole[a] || n.op->halo().whole_axes()[a];
-    return whole;
-  }
+  std::array<bool, 3> whole_axes() const { return checked().whole_axes_; }
   /// Whether any node needs whole traces (time may not be split).
   bool needs_whole_traces() const { return whole_axes()[2]; }
   /// The registry the graph looks operators up in (null when built without one).
@@ -289,6 +275,32 @@ class graph {
     return {it->second, output};
   }
 
+  // Derived once per build: every block of every execution asks for them.
+  void compute_derived() {
+    input_halo_ = {};
+    whole_axes_ = {};
+    std::vector<std::array<std::uint64_t, 3>> need(nodes_.size());  // halo of the input each node's output needs
+    for (std::size_t k = 0; k < nodes_.size(); ++k) {
+      auto& n = nodes_[k];
+      const auto h = n.op->halo();
+      std::array<std::uint64_t, 3> upstream{};
+      for (const auto& r : n.inputs)
+        if (r.node != cube_ref::input)
+          for (int a = 0; a < 3; ++a) upstream[a] = std::max(upstream[a], need[r.node][a]);
+      for (int a = 0; a < 3; ++a) {
+        need[k][a] = h.radius[a] + upstream[a];
+        input_halo_[a] = std::max(input_halo_[a], need[k][a]);
+        whole_axes_[a] = whole_axes_[a] || h.whole_axes()[a];
+      }
+      n.last_reader.assign(n.outputs.size(), k);
+      n.graph_output.assign(n.outputs.size(), no_output);
+    }
+    for (std::size_t k = 0; k < nodes_.size(); ++k)
+      for (const auto& r : nodes_[k].inputs)
+        if (r.node != cube_ref::input) nodes_[r.node].last_reader[r.output] = k;
+    for (std::size_t i = 0; i < outputs_.size(); ++i) nodes_[outputs_[i].node].graph_output[outputs_[i].output] = i;
+  }
+
   void compute_outputs() {
     std::set<cube_ref> consumed;
     for (const auto& n : nodes_)
@@ -308,6 +320,8 @@ class graph {
   std::vector<node> nodes_;
   std::vector<cube_ref> outputs_;
   std::vector<table_ref> tables_;
+  std::array<std::uint64_t, 3> input_halo_{};
+  std::array<bool, 3> whole_axes_{};
   bool built_ = false;
 };
 

@@ -75,18 +75,24 @@ inline std::vector<class_steps> measure_classes_under(const chunked_schedule& s,
   const auto& ks = classes.classes();
   std::vector<class_steps> out(
       specs.size(), class_steps{std::vector<std::uint64_t>(ks.size()), std::vector<std::uint64_t>(ks.size())});
+  // One fan-out for every step; each step replaces the models in their slots
+  // (the fan-out refers to the slots), so each starts from nothing.
+  std::vector<std::string_view> modelled;  // the specs other than exact
+  for (const auto& spec : specs)
+    if (spec != sim::exact_model::name) modelled.push_back(spec);
+  std::vector<sim::any_model> models;
+  models.reserve(modelled.size());
+  serial_peak_counter counter;
+  fan_out fan;
+  for (auto spec : modelled) fan.add(models.emplace_back(sim::make_model(spec)));
+  fan.add(counter);
+  bool fresh = true;  // the models were just made
   for (std::size_t k = 0; k < ks.size(); ++k)
     for (const auto& ph : s.phases()) {
-      serial_peak_counter counter;
-      std::vector<sim::any_model> models;
-      models.reserve(specs.size());  // the fan-out refers to them: no reallocation
-      fan_out fan;
-      for (const auto& spec : specs) {
-        if (spec == sim::exact_model::name) continue;
-        models.push_back(sim::make_model(spec));
-        fan.add(models.back());
-      }
-      fan.add(counter);
+      if (!fresh)
+        for (std::size_t m = 0; m < models.size(); ++m) models[m] = sim::make_model(modelled[m]);
+      fresh = false;
+      counter = serial_peak_counter();
       event_bus bus(fan);
       meta_context ctx(bus, {.threads = s.options().threads});
       reduction acc;

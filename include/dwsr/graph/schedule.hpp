@@ -43,17 +43,6 @@ inline std::vector<bool> ancestors(const graph& g, std::size_t k) {
 }
 
 namespace detail {
-/// Index of the last node that reads each node output (or none).
-inline std::vector<std::vector<std::size_t>> last_readers(const graph& g) {
-  const auto& ns = g.nodes();
-  std::vector<std::vector<std::size_t>> last(ns.size());
-  for (std::size_t k = 0; k < ns.size(); ++k) last[k].assign(ns[k].outputs.size(), k);
-  for (std::size_t k = 0; k < ns.size(); ++k)
-    for (const auto& r : ns[k].inputs)
-      if (r.node != cube_ref::input) last[r.node][r.output] = k;
-  return last;
-}
-
 /// Hands a node's tables to the graph's receiver under their graph indices.
 struct node_tables final : table_writer {
   explicit node_tables(const table_rows& receiver) : to(&receiver) {}
@@ -79,62 +68,68 @@ void run_graph_block(Ctx& ctx, const graph& g, cube_view<const float> input, con
                      Consume&& consume, std::optional<std::size_t> stop, Inspect&& inspect,
                      const table_rows& tables = {}) {
   const auto& ns = g.nodes();
-  const auto last = detail::last_readers(g);
-  const auto& outs = g.outputs();
   const std::size_t end = stop.value_or(ns.size());
   // Which nodes must run: all, or the ancestors of `stop`.
-  const auto needed = stop ? ancestors(g, *stop) : std::vector<bool>(ns.size(), true);
+  const auto needed = stop ? ancestors(g, *stop) : std::vector<bool>();
+  // One slot per node output, in node then output order (allocation order).
+  // data keeps a handed-over buffer's storage readable by later nodes.
   using buf = buffer<float, Ctx>;
-  std::vector<std::vector<buf>> live(ns.size());
-  std::vector<std::vector<std::byte*>> data(ns.size());
+  std::size_t slots = 0;
+  for (const auto& n : ns) slots += n.outputs.size();
+  std::vector<buf> live(slots);
+  std::vector<std::byte*> data(slots);
+  std::vector<std::size_t> first(ns.size() + 1);  // node k's outputs are slots [first[k], first[k + 1])
+  for (std::size_t k = 0; k < ns.size(); ++k) first[k + 1] = first[k] + ns[k].outputs.size();
   const auto shape = input.shape();
   detail::node_tables to_graph(tables);
   auto view_of = [&](const cube_ref& r) {
     return r.node == cube_ref::input
                ? input
-               : cube_view<const float>(reinterpret_cast<const float*>(data[r.node][r.output]), shape);
+               : cube_view<const float>(reinterpret_cast<const float*>(data[first[r.node] + r.output]), shape);
   };
+  std::vector<array_ref> refs;
+  std::vector<cube_view<const float>> ins;
   for (std::size_t k = 0; k < end; ++k) {
     if (k > 0) to_graph.first += ns[k - 1].tables.size();
-    if (!needed[k]) continue;
+    if (stop && !needed[k]) continue;
     const auto& n = ns[k];
     ctx.set_node(event_node(k));
-    std::vector<array_ref> refs;
+    refs.clear();
     for (std::size_t o = 0; o < n.outputs.size(); ++o) {
-      const bool is_output = std::find(outs.begin(), outs.end(), cube_ref{k, o}) != outs.end();
+      const bool is_output = n.graph_output[o] != graph::no_output;
       // Storage in floats; complex64 and int64 take two per voxel.
       const auto floats = shape.voxels() * (size_of(n.outputs[o].type) / sizeof(float));
-      live[k].push_back(ctx.template allocate<float>(floats, is_output ? buffer_role::output : buffer_role::temporary));
-      data[k].push_back(reinterpret_cast<std::byte*>(live[k].back().data()));
-      refs.push_back({n.outputs[o].type, live[k].back().data(), shape});
+      auto& b = live[first[k] + o];
+      b = ctx.template allocate<float>(floats, is_output ? buffer_role::output : buffer_role::temporary);
+      data[first[k] + o] = reinterpret_cast<std::byte*>(b.data());
+      refs.push_back({n.outputs[o].type, b.data(), shape});
     }
-    std::vector<cube_view<const float>> ins;
+    ins.clear();
     for (const auto& r : n.inputs) ins.push_back(view_of(r));
     const auto& red = reductions.size() > k ? reductions[k] : std::optional<reduction>{};
     n.op->run(ctx, std::span<const cube_view<const float>>(ins), refs, red ? &*red : nullptr, &to_graph);
     // Hand over graph outputs, then free whatever nobody reads any more.
     for (std::size_t o = 0; o < n.outputs.size(); ++o) {
-      const auto it = std::find(outs.begin(), outs.end(), cube_ref{k, o});
-      if (it == outs.end() || stop) continue;
+      const auto index = n.graph_output[o];
+      if (index == graph::no_output || stop) continue;
       if constexpr (std::is_invocable_v<Consume&, std::size_t, buf&>)
-        consume(std::size_t(it - outs.begin()), live[k][o]);
+        consume(index, live[first[k] + o]);
       else if constexpr (Ctx::computes)
-        consume(std::size_t(it - outs.begin()), refs[o]);
+        consume(index, refs[o]);
     }
     for (const auto& r : n.inputs)
-      if (r.node != cube_ref::input && last[r.node][r.output] == k) live[r.node][r.output].reset();
+      if (r.node != cube_ref::input && ns[r.node].last_reader[r.output] == k) live[first[r.node] + r.output].reset();
     for (std::size_t o = n.outputs.size(); o-- > 0;)  // unread outputs, in reverse order of allocation
-      if (last[k][o] == k) live[k][o].reset();
+      if (n.last_reader[o] == k) live[first[k] + o].reset();
   }
   if (stop) {
-    std::vector<cube_view<const float>> ins;
+    ins.clear();
     for (const auto& r : ns[*stop].inputs) ins.push_back(view_of(r));
     ctx.set_node(event_node(*stop));
     inspect(*stop, std::span<const cube_view<const float>>(ins));
   }
   // Remaining buffers are freed in reverse order of allocation.
-  for (std::size_t k = ns.size(); k-- > 0;)
-    while (!live[k].empty()) live[k].pop_back();
+  for (std::size_t i = slots; i-- > 0;) live[i].reset();
   ctx.set_node(0);
 }
 
