@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,8 +26,6 @@
 #include "dwsr/error.hpp"
 #include "dwsr/graph/chunked.hpp"
 #include "dwsr/memory/device_filter.hpp"
-#include "dwsr/memory/fan_out.hpp"
-#include "dwsr/memory/peak_counter.hpp"
 #include "dwsr/sim/any_model.hpp"
 
 namespace dwsr {
@@ -40,11 +39,18 @@ struct replay_budget {
   std::uint64_t events_left = replay_limit;  ///< events that may still be replayed
 };
 
+/// The unit in which a model (built by sim::make_model) holds each buffer
+/// when it holds the live buffers and nothing else (exact: 1 byte;
+/// host_pages: a page); none for a model with a cache.
+inline std::optional<std::uint64_t> whole_units_of(const sim::any_model& m) {
+  if (m.model_name() == sim::exact_model::name) return sim::exact_model::granule;
+  if (m.model_name() == sim::host_pages_model::name) return sim::host_pages_model::granule;
+  return std::nullopt;
+}
+
 /// Whether a model (built by sim::make_model) holds nothing once every buffer
 /// is freed, so that it can be planned one block shape at a time.
-inline bool holds_nothing_between_blocks(const sim::any_model& m) {
-  return m.model_name() == sim::exact_model::name || m.model_name() == sim::host_pages_model::name;
-}
+inline bool holds_nothing_between_blocks(const sim::any_model& m) { return whole_units_of(m).has_value(); }
 
 namespace detail {
 
@@ -64,43 +70,68 @@ std::pair<std::uint64_t, std::uint64_t> model_step(const chunked_schedule& s, co
   return {model.stats().peak_reserved, bus.events()};
 }
 
-/// class_steps of `classes` under each of `specs`: "exact" (requested
-/// bytes, meta_step's) or a model that holds nothing between blocks
-/// (model_step's). One meta execution per class and phase feeds them all, so
-/// several models cost one execution, not one each; the figures are those of
-/// measure_classes with meta_step or model_step per spec.
+/// The peaks of one step under several whole-unit models at once: each
+/// holds the live buffers, each rounded up to its unit, so a sum and a
+/// maximum per unit are the model (the stream, dwsr's own, needs no checks).
+class whole_units_peaks {
+ public:
+  explicit whole_units_peaks(std::vector<std::uint64_t> units)
+      : units_(std::move(units)), live_(units_.size()), peak_(units_.size()) {}
+  void on_event(const event& e) noexcept {
+    if (e.dev != device::host) return;
+    for (std::size_t m = 0; m < units_.size(); ++m) {
+      const auto held = (e.bytes + units_[m] - 1) / units_[m] * units_[m];
+      if (e.act == action::alloc) {
+        live_[m] += held;
+        peak_[m] = std::max(peak_[m], live_[m]);
+      } else {
+        live_[m] -= held;
+      }
+    }
+  }
+  std::uint64_t peak(std::size_t m) const noexcept { return peak_[m]; }
+  /// Starts a new step: nothing live, no peak.
+  void restart() noexcept {
+    std::fill(live_.begin(), live_.end(), 0);
+    std::fill(peak_.begin(), peak_.end(), 0);
+  }
+
+ private:
+  std::vector<std::uint64_t> units_, live_, peak_;
+};
+
+/// class_steps of `classes` under each of `specs`: models that hold nothing
+/// between blocks ("exact", "host_pages"; invalid_input for another). One
+/// meta execution per class and phase feeds them all, so several models cost
+/// one execution, not one each; the figures are those of measure_classes
+/// with meta_step or model_step per spec (the block-classes tests hold them
+/// equal to replays through the models themselves).
 inline std::vector<class_steps> measure_classes_under(const chunked_schedule& s, const block_classes& classes,
                                                       const node_reductions& reductions,
                                                       const std::vector<std::string>& specs) {
   const auto& ks = classes.classes();
   std::vector<class_steps> out(
       specs.size(), class_steps{std::vector<std::uint64_t>(ks.size()), std::vector<std::uint64_t>(ks.size())});
-  // One fan-out for every step; each step replaces the models in their slots
-  // (the fan-out refers to the slots), so each starts from nothing.
-  std::vector<std::string_view> modelled;  // the specs other than exact
-  for (const auto& spec : specs)
-    if (spec != sim::exact_model::name) modelled.push_back(spec);
-  std::vector<sim::any_model> models;
-  models.reserve(modelled.size());
-  serial_peak_counter counter;
-  fan_out fan;
-  for (auto spec : modelled) fan.add(models.emplace_back(sim::make_model(spec)));
-  fan.add(counter);
-  bool fresh = true;  // the models were just made
+  std::vector<std::uint64_t> units;
+  for (const auto& spec : specs) {
+    const auto unit = whole_units_of(sim::make_model(spec));
+    if (!unit)
+      throw invalid_input("allocator model '" + spec +
+                          "' keeps a cache from block to block, so its plan cannot be measured one block shape at a " +
+                          "time; expected exact or host_pages");
+    units.push_back(*unit);
+  }
+  whole_units_peaks peaks(std::move(units));
   for (std::size_t k = 0; k < ks.size(); ++k)
     for (const auto& ph : s.phases()) {
-      if (!fresh)
-        for (std::size_t m = 0; m < models.size(); ++m) models[m] = sim::make_model(modelled[m]);
-      fresh = false;
-      counter = serial_peak_counter();
-      event_bus bus(fan);
+      peaks.restart();
+      event_bus bus(peaks);
       meta_context ctx(bus, {.threads = s.options().threads});
       reduction acc;
       run_step(
           ctx, s, ph, ks[k].example, reductions, &acc, nullptr, [](float*) {}, nullptr);
-      for (std::size_t j = 0, m = 0; j < specs.size(); ++j) {
-        const auto peak = specs[j] == sim::exact_model::name ? counter.peak() : models[m++].stats().peak_reserved;
-        out[j].peak[k] = std::max(out[j].peak[k], peak);
+      for (std::size_t j = 0; j < specs.size(); ++j) {
+        out[j].peak[k] = std::max(out[j].peak[k], peaks.peak(j));
         out[j].events[k] += bus.events();
       }
     }

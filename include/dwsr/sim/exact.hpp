@@ -24,6 +24,9 @@ namespace detail {
 template <class Model, std::uint64_t Granule>
 class whole_units_model : public model_base<Model> {
  public:
+  /// Bytes of one unit: every buffer is held as a whole number of them.
+  static constexpr std::uint64_t granule = Granule;
+
   explicit whole_units_model(std::optional<std::uint64_t> capacity = {}) : capacity_(capacity.value_or(unlimited)) {}
 
   /// Holds `bytes` in whole units; false when they would exceed the capacity.
