@@ -237,4 +237,10 @@ TEST_CASE("chunks far below the halo, and caching models over too many events, a
   CHECK_THROWS_WITH(model_peaks(s, plan, "torch_cuda_caching"),
                     Catch::Contains("torch_cuda_caching") && Catch::Contains("replays every event"));
   CHECK_NOTHROW(model_peaks(s, plan, "host_pages"));
+  // Measuring one block shape at a time is for models without a cache only.
+  const chunked_schedule small(envelope, {8, 8, 8}, {.chunk = {4, 8, 8}});
+  const block_classes classes(small.blocks());
+  CHECK_THROWS_WITH(
+      detail::measure_classes_under(small, classes, detail::run_phase_reductions(small), {"exact", "host_malloc"}),
+      Catch::Contains("'host_malloc' keeps a cache") && Catch::Contains("expected exact or host_pages"));
 }
