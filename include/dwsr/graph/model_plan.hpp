@@ -80,7 +80,7 @@ class whole_units_peaks {
   void on_event(const event& e) noexcept {
     if (e.dev != device::host) return;
     for (std::size_t m = 0; m < units_.size(); ++m) {
-      const auto held = (e.bytes + units_[m] - 1) / units_[m] * units_[m];
+      const auto held = sim::detail::whole_units(e.bytes, units_[m]);
       if (e.act == action::alloc) {
         live_[m] += held;
         peak_[m] = std::max(peak_[m], live_[m]);

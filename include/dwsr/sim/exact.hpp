@@ -19,6 +19,13 @@ namespace dwsr::sim {
 
 namespace detail {
 
+/// `bytes` rounded up to whole units of `unit` bytes: what a whole-units
+/// model holds for a buffer (planners that count these models without the
+/// model itself round with it too).
+constexpr std::uint64_t whole_units(std::uint64_t bytes, std::uint64_t unit) noexcept {
+  return (bytes + unit - 1) / unit * unit;
+}
+
 /// Live buffers, each held in whole units of `Granule` bytes (1: exactly the
 /// requested bytes), with an optional capacity; no cache and no free blocks.
 template <class Model, std::uint64_t Granule>
@@ -65,9 +72,7 @@ class whole_units_model : public model_base<Model> {
   model_stats stats() const noexcept { return this->s_; }
 
  private:
-  static constexpr std::uint64_t units(std::uint64_t bytes) noexcept {
-    return (bytes + Granule - 1) / Granule * Granule;
-  }
+  static constexpr std::uint64_t units(std::uint64_t bytes) noexcept { return whole_units(bytes, Granule); }
 
   std::uint64_t capacity_;
   live_buffers<> ids_{Model::name};
