@@ -7,7 +7,11 @@
 #
 #   bash scripts/gpu-validate.sh [--out DIR] [--build-dir DIR] [--no-build]
 #                                [--shapes 256x256x256,512x512x1024] [--repeats 5]
+#                                [--ops envelope,gradient_dips]
 #
+# --ops times and compares only the operators named (default: every CUDA
+# operator, and CuPy's formulations of those it has); the cuda tests always
+# run whole.
 # --no-build uses the programs already in --build-dir (cuda_operators_test,
 # cuda_table, dwsr). Python (PYTHON, default python3) needs numpy, and torch
 # and cupy for their comparisons; a missing one is reported, not fatal. Each
@@ -17,7 +21,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-out=gpu-report build=build-gpu no_build=0 shapes=256x256x256,512x512x1024 repeats=5
+out=gpu-report build=build-gpu no_build=0 shapes=256x256x256,512x512x1024 repeats=5 ops=
 while (($#)); do
   case "$1" in
     --out) out=$2; shift 2 ;;
@@ -25,7 +29,8 @@ while (($#)); do
     --no-build) no_build=1; shift ;;
     --shapes) shapes=$2; shift 2 ;;
     --repeats) repeats=$2; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    --ops) ops=$2; shift 2 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "gpu-validate: unknown argument '$1'; see --help" >&2; exit 2 ;;
   esac
 done
@@ -61,12 +66,17 @@ step "$tests" "~on a GPU*" >>"$out/tests.txt" 2>&1 || tests_rc=1
 tail -5 "$out/tests.txt"
 
 log "dwsr's CUDA operators ($shapes)"
-step "$table" --shapes "$shapes" --repeats "$repeats" --out "$out" --traces envelope,gaussian,median,instantaneous_frequency ||
-  echo "gpu-validate: cuda_table failed" >&2
+step "$table" --shapes "$shapes" --repeats "$repeats" --out "$out" --traces envelope,gaussian,median,instantaneous_frequency \
+  ${ops:+--ops "$ops"} || echo "gpu-validate: cuda_table failed" >&2
 
 log "CuPy's formulations"
-step "$python" scripts/gpu/cupy_attributes.py --shapes "$shapes" --repeats "$repeats" --out "$out/cupy.json" ||
-  echo "gpu-validate: cupy_attributes.py failed" >&2
+# Of the operators named, those with a CuPy formulation (all of them without --ops).
+cupy_ops=$(cd scripts/gpu && "$python" -c 'import sys; from gpu_common import COMPARED_OPS as c
+print(",".join(o for o in (sys.argv[1].split(",") if sys.argv[1] else c) if o in c))' "$ops")
+if [[ -n $cupy_ops ]]; then
+  step "$python" scripts/gpu/cupy_attributes.py --shapes "$shapes" --repeats "$repeats" --ops "$cupy_ops" \
+    --out "$out/cupy.json" || echo "gpu-validate: cupy_attributes.py failed" >&2
+fi
 
 log "allocator models against PyTorch and CuPy"
 shopt -s nullglob

@@ -191,12 +191,14 @@ class Formulations:
         """The root mean square over 9 samples along time."""
         return self.cp.sqrt(self.ndimage.uniform_filter1d(x * x, size=9, axis=-1, mode="reflect"))
 
-    def first_derivative(self, x: Any) -> Any:
-        """The central difference along time, smoothed across inline and crossline."""
+    def first_derivative(self, x: Any, axis: int = 2) -> Any:
+        """The central difference along `axis` (time by default), smoothed along the two others."""
         nd = self.ndimage
-        d = nd.correlate1d(x, self._derivative, axis=-1, mode="reflect")
-        d = nd.correlate1d(d, self._smoothing, axis=0, mode="reflect")
-        return nd.correlate1d(d, self._smoothing, axis=1, mode="reflect")
+        d = nd.correlate1d(x, self._derivative, axis=axis, mode="reflect")
+        for other in range(3):
+            if other != axis:
+                d = nd.correlate1d(d, self._smoothing, axis=other, mode="reflect")
+        return d
 
     def relative_amplitude_change(self, x: Any) -> Any:
         """clip(first_derivative(envelope) / envelope, -1, 1), NaN -> 0."""
@@ -229,6 +231,31 @@ class Formulations:
         """The trapezoid integral over the 9 samples around each along time, NaN -> 0."""
         return self.cp.nan_to_num(self.ndimage.correlate1d(x, self._trapezoid, axis=-1, mode="reflect"))
 
+    def time_gain(self, x: Any) -> Any:
+        """x (1 + cumsum(ones along time))^1.5, as the reference writes it."""
+        cp = self.cp
+        return x * (1 + cp.cumsum(cp.ones_like(x), axis=-1)) ** cp.float32(1.5)
+
+    def gradient_magnitude(self, x: Any) -> Any:
+        """The gaussian gradient magnitude, sigma 1 on each axis, reflected borders, truncated at 4 sigma."""
+        return self.ndimage.gaussian_gradient_magnitude(x, sigma=1.0, mode="reflect", truncate=4.0)
+
+    def gradient_dips(self, x: Any) -> tuple:
+        """-gi/gk * 10 and -gj/gk * 10 (NaN -> 0), each 3x3x3-median-filtered."""
+        cp, nd = self.cp, self.ndimage
+        gi, gj, gk = (self.first_derivative(x, a) for a in range(3))
+        il = cp.nan_to_num(-gi / gk * cp.float32(10), nan=0.0, posinf=cp.inf, neginf=-cp.inf)
+        xl = cp.nan_to_num(-gj / gk * cp.float32(10), nan=0.0, posinf=cp.inf, neginf=-cp.inf)
+        del gi, gj, gk
+        return nd.median_filter(il, size=(3, 3, 3), mode="reflect"), nd.median_filter(xl, size=(3, 3, 3), mode="reflect")
+
+    def gradient_structure_tensor(self, x: Any) -> tuple:
+        """The six products of the three gradients, each smoothed by a 3x3x3 uniform filter."""
+        nd = self.ndimage
+        g = [self.first_derivative(x, a) for a in range(3)]
+        pairs = ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))
+        return tuple(nd.uniform_filter(g[a] * g[b], size=3, mode="reflect") for a, b in pairs)
+
     def function(self, op: str) -> Callable[[Any], Any]:
         """The formulation of `op`."""
         return getattr(self, op)
@@ -250,6 +277,13 @@ class Formulations:
             "instantaneous_frequency": f"cupy.abs(first_derivative(cupy.unwrap(cupy.angle({h}))) / (2 pi) * 250)",
             "sweetness": "envelope(x) / cupy.maximum(instantaneous_frequency(x), 5), each its own analytic signal",
             "reflection_intensity": "nan_to_num(correlate1d(x, [0.5,1,1,1,1,1,1,1,0.5], axis=-1, mode='reflect'))",
+            "time_gain": "x * (1 + cupy.cumsum(cupy.ones_like(x), axis=-1)) ** 1.5",
+            "gradient_magnitude": "cupyx.scipy.ndimage.gaussian_gradient_magnitude(x, sigma=1.0, mode='reflect', "
+            "truncate=4.0)",
+            "gradient_dips": "g_a = first_derivative along axis a; median_filter(nan_to_num(-g_0 / g_2 * 10), 3x3x3) "
+            "and the same of -g_1 / g_2 * 10",
+            "gradient_structure_tensor": "g_a = first_derivative along axis a; uniform_filter(g_a * g_b, size=3) for "
+            "the six pairs (mode='reflect')",
             "semblance": "m = uniform_filter(x, (3,3,1)), q = uniform_filter(x*x, (3,3,1)), then "
             "nan_to_num(uniform_filter1d(m*m, 9) / uniform_filter1d(q, 9)) (mode='reflect'; the 9s cancel)",
         }[op]
@@ -329,6 +363,11 @@ def mem_get_info(cp: Any) -> dict:
     return {"free": int(free), "total": int(total), "used": int(total - free)}
 
 
+def as_outputs(out: Any) -> tuple:
+    """An operator's outputs as a tuple (the multi-output formulations return one)."""
+    return out if isinstance(out, tuple) else (out,)
+
+
 def measure_memory(cp: Any, pool: Any, fn: Callable[[Any], Any], x: Any) -> dict:
     """Peak device memory of one run of fn(x), starting from an emptied pool holding only x.
 
@@ -346,7 +385,7 @@ def measure_memory(cp: Any, pool: Any, fn: Callable[[Any], Any], x: Any) -> dict
         with hook:
             out = fn(x)
             cp.cuda.Device().synchronize()
-            out_dtype, out_shape = str(out.dtype), list(out.shape)
+            out_dtype, out_shape = str(as_outputs(out)[0].dtype), list(as_outputs(out)[0].shape)
             after_call_used = pool.used_bytes()
             del out
             cp.cuda.Device().synchronize()
@@ -358,7 +397,7 @@ def measure_memory(cp: Any, pool: Any, fn: Callable[[Any], Any], x: Any) -> dict
     else:
         out = fn(x)
         cp.cuda.Device().synchronize()
-        out_dtype, out_shape = str(out.dtype), list(out.shape)
+        out_dtype, out_shape = str(as_outputs(out)[0].dtype), list(as_outputs(out)[0].shape)
         after_call_used = pool.used_bytes()
         del out
         peak_used = after_call_used
@@ -410,7 +449,7 @@ def warm_up(cp: Any, fn: Callable[[Any], Any], x: Any) -> tuple[float, bool]:
     out = fn(x)
     cp.cuda.Device().synchronize()
     seconds = time.perf_counter() - t0
-    finite = bool(cp.isfinite(out).all())
+    finite = all(bool(cp.isfinite(o).all()) for o in as_outputs(out))
     del out
     return seconds, finite
 

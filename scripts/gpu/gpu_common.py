@@ -42,6 +42,10 @@ COMPARED_OPS = (
     "sweetness",
     "semblance",
     "reflection_intensity",
+    "time_gain",
+    "gradient_magnitude",
+    "gradient_dips",
+    "gradient_structure_tensor",
 )
 
 class UsageError(Exception):

@@ -50,6 +50,11 @@ std::vector<std::pair<std::string, params>> cases() {
   out.push_back({"semblance", {{"kernel", "3,1,515"}}});  // beyond the tile path's reach
   out.push_back({"rescale_amplitude_range", {{"min_val", "-0.1"}, {"max_val", "0.2"}}});
   out.push_back({"reflection_intensity", {{"kernel", "1,1,4"}}});
+  out.push_back({"time_gain", {{"gain_val", "-0.7"}}});
+  out.push_back({"gradient_magnitude", {{"sigmas", "2,0.5,1.5"}}});
+  out.push_back({"gradient_dips", {{"kernel", "3,5,1"}}});
+  out.push_back({"gradient_structure_tensor", {{"kernel", "1,3,5"}}});
+  out.push_back({"gradient_structure_tensor", {{"kernel", "1,1,1025"}}});  // beyond the tile path's reach
   return out;
 }
 

@@ -1,6 +1,7 @@
 // The separable-filter machinery of operators/detail: scipy-style 1-D
 // correlation along any axis (in place or not), scipy's gaussian kernels, the
-// slice-by-slice stream, and rank selection.
+// slice-by-slice stream, and rank selection; and the CUDA tile paths that
+// build on it, run on the host.
 
 #include <catch2/catch.hpp>
 
@@ -13,10 +14,12 @@
 #include "dwsr/exec/meta_context.hpp"
 #include "dwsr/io/synthetic.hpp"
 #include "dwsr/memory/recorder.hpp"
+#include "dwsr/operators/cuda/detail/tensor_tile.hpp"
 #include "dwsr/operators/cuda/detail/window_passes.hpp"
 #include "dwsr/operators/detail/rank_filter.hpp"
 #include "dwsr/operators/detail/separable.hpp"
 #include "dwsr/operators/detail/slice_stream.hpp"
+#include "dwsr/operators/dip_azimuth.hpp"
 #include "dwsr/operators/noise_reduction.hpp"
 #include "dwsr/operators/signal.hpp"
 #include "operator_test_support.hpp"
@@ -396,4 +399,81 @@ TEST_CASE("the CUDA tile path's plan: the largest tile within 48 KiB, where it a
   const auto identity = cuda::rms_spec({1, 1, 1});
   REQUIRE(identity.passes.size() == 1);
   CHECK(identity.tile(s, w.data()).passes == 1);
+}
+
+// The structure tensor's tile path (operators/cuda/detail/tensor_tile.hpp), run
+// on the host as above, from the device's gradients: the CPU operator's bits.
+TEST_CASE("the CUDA structure tensor's tile path gives gradient_structure_tensor's bits, each voxel once") {
+  using window = std::array<std::uint64_t, 3>;
+  for (const shape3 s : {shape3{7, 9, 200}, {9, 17, 70}, {3, 2, 37}, {2, 3, 5}, {1, 1, 1}}) {
+    std::vector<float> x(s.voxels());
+    io::generate_synthetic(s, 5, x.data());
+    std::vector<float> g[3];
+    for (int a = 0; a < 3; ++a)
+      g[a] = separate_passes(
+          cuda::derivative_spec<first_stencil>(a, cuda::tap_form::antisymmetric3, cuda::tap_form::symmetric3), x, s);
+    for (const window k : {window{3, 3, 3}, window{3, 5, 3}, window{1, 1, 9}, window{2, 4, 6}, window{9, 9, 9}}) {
+      INFO("kernel " << k[0] << "," << k[1] << "," << k[2] << " on " << to_string(s));
+      operators::gradient_structure_tensor op;
+      op.kernel = k;
+      std::vector<std::vector<float>> cpu(6, std::vector<float>(s.voxels()));
+      {
+        event_bus bus;
+        host_context ctx(bus);
+        std::vector<array_ref> out;
+        for (auto& c : cpu) out.push_back({dtype::float32, c.data(), s});
+        op.run(ctx, cube_view<const float>(x.data(), s), out);
+      }
+      const auto f = cuda::plan_tensor_tile(s, k.data());
+      REQUIRE(f.tile[0] > 0);
+      REQUIRE(f.shared_bytes() <= cuda::tile_shared_bytes);
+      std::vector<std::vector<float>> y(6, std::vector<float>(s.voxels(), NAN));
+      std::vector<int> writes(s.voxels(), 0);
+      std::vector<float> a(std::size_t(f.a_floats()), NAN), b(std::size_t(f.b_floats()), NAN);
+      const auto count = std::size_t(f.region_floats());
+      const int threads = cuda::tile_threads;
+      for (int b0 = 0; b0 < f.tiles(0); ++b0)
+        for (int b1 = 0; b1 < f.tiles(1); ++b1)
+          for (int b2 = 0; b2 < f.tiles(2); ++b2) {
+            const int origin[3] = {b0 * f.tile[0], b1 * f.tile[1], b2 * f.tile[2]};
+            for (int t = 0; t < threads; ++t)
+              f.load_phase(t, threads, origin, [&](int r, std::uint64_t voxel) {
+                for (std::size_t q = 0; q < 3; ++q) a[q * count + std::size_t(r)] = g[q][voxel];
+              });
+            for (int t = 0; t < threads; ++t) f.inline_phase(t, threads, a.data(), b.data());
+            for (int t = 0; t < threads; ++t) f.crossline_phase(t, threads, b.data(), a.data());
+            for (int t = 0; t < threads; ++t)
+              f.time_phase(t, threads, origin, a.data(), [&](std::uint64_t voxel, const float* m) {
+                for (std::size_t q = 0; q < 6; ++q) y[q][voxel] = m[q];
+                ++writes[voxel];
+              });
+          }
+      CHECK(std::all_of(writes.begin(), writes.end(), [](int n) { return n == 1; }));
+      for (std::size_t q = 0; q < 6; ++q) CHECK(same_bits(y[q], cpu[q]));
+    }
+  }
+}
+
+TEST_CASE("the CUDA structure tensor's tile plan: the largest tile whose buffers fit 48 KiB") {
+  const std::uint64_t k3[3] = {3, 3, 3}, k9[3] = {9, 9, 9}, wide[3] = {1, 1, 4000};
+  // 3x3x3: 4x8x32 would take 57 KiB; 2x8x32 loads 4x10x34 (A) and means 2x10x34 along inline (B).
+  auto f = cuda::plan_tensor_tile({64, 64, 256}, k3);
+  CHECK(f.tile[0] == 2);
+  CHECK(f.tile[1] == 8);
+  CHECK(f.tile[2] == 32);
+  CHECK(f.a_floats() == 3 * 4 * 10 * 34);
+  CHECK(f.b_floats() == 6 * 2 * 10 * 34);
+  // 9x9x9: 1x2x32 would take 52 KiB; 1x1x32 loads 9x9x40.
+  f = cuda::plan_tensor_tile({64, 64, 256}, k9);
+  CHECK(f.tile[0] == 1);
+  CHECK(f.tile[1] == 1);
+  CHECK(f.shared_bytes() == (3 * 9 * 9 * 40 + 6 * 9 * 40) * 4);
+  // A window within one trace: stage 2's six means outgrow the three gradients in A.
+  const std::uint64_t trace[3] = {1, 1, 9};
+  f = cuda::plan_tensor_tile({64, 64, 256}, trace);
+  CHECK(f.a_floats() == 6 * f.tile[0] * f.tile[1] * 40);
+  // Not the tile path: a window beyond 1024, more than 65535 tiles along inline, no voxel.
+  CHECK(cuda::plan_tensor_tile({64, 64, 8192}, wide).tile[0] == 0);
+  CHECK(cuda::plan_tensor_tile({65536 * 4 + 1, 1, 1}, k3).tile[0] == 0);
+  CHECK(cuda::plan_tensor_tile({0, 4, 4}, k3).tile[0] == 0);
 }

@@ -5,10 +5,11 @@
 /// (name, parameters, halo, outputs; operators/noise_reduction.hpp,
 /// operators/signal.hpp) with a run() for cuda_context and cuda_meta_context;
 /// and the signal family's reflection_intensity (one time pass) and pointwise
-/// rescale_amplitude_range.
+/// rescale_amplitude_range and time_gain.
 ///
 /// Memory (device): input and output; a cube-sized temporary only where a
-/// separable filter cannot take the tile path (detail/window_kernels.cuh).
+/// separable filter cannot take the tile path (detail/window_kernels.cuh);
+/// time_gain's gains (a float per sample).
 /// Limits: the separable filters' taps in double (one read and one write of
 /// the cube on the tile path); the median by its selection (about 27 x 14
 /// comparisons a voxel for 3 x 3 x 3).
@@ -18,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "dwsr/operators/cuda/detail/window_kernels.cuh"
 #include "dwsr/operators/noise_reduction.hpp"
@@ -91,6 +93,34 @@ struct rescale_amplitude_range : operators::rescale_amplitude_range {
   void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
     ctx.parallel_for(in.size(), clip{in.data(), out[0].as<float>().data(), static_cast<float>(min_val),
                                      static_cast<float>(max_val)});
+  }
+};
+
+/// time_gain: x (t + 2)^gain_val, the gains made on the host (the CPU's
+/// float pow, so the same bits) and multiplied one thread a voxel.
+struct time_gain : operators::time_gain {
+  using operators::time_gain::time_gain;
+  struct scale {
+    const float* x;
+    const float* gain;
+    float* y;
+    std::uint64_t samples;
+    __device__ void operator()(std::uint64_t i, std::uint64_t, std::size_t) const {
+      y[i] = __fmul_rn(x[i], gain[i % samples]);
+    }
+  };
+  template <class Ctx>
+  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
+    const auto nt = in.shape().samples;
+    auto gain = ctx.template allocate<float>(nt, buffer_role::workspace);
+    ctx.compute([&] {
+      std::vector<float> host(nt);
+      const auto e = static_cast<float>(gain_val);
+      for (std::uint64_t t = 0; t < nt; ++t) host[t] = std::pow(static_cast<float>(t + 2), e);
+      ctx.copy(gain.data(), host.data(), nt * sizeof(float));
+      ctx.synchronize();  // the host gains go out of scope
+    });
+    if (nt > 0) ctx.parallel_for(in.size(), scale{in.data(), gain.data(), out[0].as<float>().data(), nt});
   }
 };
 
