@@ -256,6 +256,18 @@ class Formulations:
         pairs = ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))
         return tuple(nd.uniform_filter(g[a] * g[b], size=3, mode="reflect") for a, b in pairs)
 
+    def lowpass_filter(self, x: Any) -> Any:
+        """Order-6 Butterworth lowpass at 30 Hz (4 ms samples), zero-phase along time: the reference's filtfilt
+        with float32 coefficients."""
+        b, a = self.signal.butter(6, 30.0 / 125.0, btype="low")
+        return self.signal.filtfilt(b.astype(x.dtype), a.astype(x.dtype), x, axis=-1)
+
+    def bandpass_filter(self, x: Any) -> Any:
+        """Order-6 Butterworth bandpass 10-60 Hz (4 ms samples), zero-phase along time: the reference's filtfilt
+        with float32 coefficients."""
+        b, a = self.signal.butter(6, [10.0 / 125.0, 60.0 / 125.0], btype="band")
+        return self.signal.filtfilt(b.astype(x.dtype), a.astype(x.dtype), x, axis=-1)
+
     def function(self, op: str) -> Callable[[Any], Any]:
         """The formulation of `op`."""
         return getattr(self, op)
@@ -284,6 +296,10 @@ class Formulations:
             "and the same of -g_1 / g_2 * 10",
             "gradient_structure_tensor": "g_a = first_derivative along axis a; uniform_filter(g_a * g_b, size=3) for "
             "the six pairs (mode='reflect')",
+            "lowpass_filter": "b, a = cupyx.scipy.signal.butter(6, 30/125); filtfilt(b, a, x, axis=-1), b and a float32 as the "
+            "reference casts them",
+            "bandpass_filter": "b, a = cupyx.scipy.signal.butter(6, [10/125, 60/125], btype='band'); filtfilt(b, a, x, axis=-1), b and a "
+            "float32",
             "semblance": "m = uniform_filter(x, (3,3,1)), q = uniform_filter(x*x, (3,3,1)), then "
             "nan_to_num(uniform_filter1d(m*m, 9) / uniform_filter1d(q, 9)) (mode='reflect'; the 9s cancel)",
         }[op]

@@ -46,6 +46,8 @@ COMPARED_OPS = (
     "gradient_magnitude",
     "gradient_dips",
     "gradient_structure_tensor",
+    "lowpass_filter",
+    "bandpass_filter",
 )
 
 class UsageError(Exception):

@@ -55,6 +55,8 @@ std::vector<std::pair<std::string, params>> cases() {
   out.push_back({"gradient_dips", {{"kernel", "3,5,1"}}});
   out.push_back({"gradient_structure_tensor", {{"kernel", "1,3,5"}}});
   out.push_back({"gradient_structure_tensor", {{"kernel", "1,1,1025"}}});  // beyond the tile path's reach
+  out.push_back({"lowpass_filter", {{"freq", "80"}, {"sample_rate", "2"}}});
+  out.push_back({"bandpass_filter", {{"freq_lp", "5"}, {"freq_hp", "100"}}});
   return out;
 }
 

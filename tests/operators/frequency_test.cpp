@@ -5,8 +5,10 @@
 
 #include <cmath>
 #include <complex>
+#include <cstring>
 #include <numbers>
 
+#include "dwsr/operators/cuda/detail/filtfilt_batch.hpp"
 #include "operator_test_support.hpp"
 
 using namespace dwsr;
@@ -381,4 +383,35 @@ TEST_CASE("frequency parameters are validated with messages naming the value") {
   check_rejected("cwt_ormsby", {{"freqs", "5,10,40"}}, "a list of 4 comma-separated numbers");
   check_rejected("rgb_blending", {{"sample_rate", "-4"}}, "'sample_rate' = -4");
   CHECK_NOTHROW(operators::catalogue().find("bandpass_filter").configure({{"freq_lp", "1"}, {"freq_hp", "124"}}));
+}
+
+// The CUDA filters' per-trace kernel (operators/cuda/detail/filtfilt_batch.hpp),
+// run on the host thread by thread in the device's batches: the CPU's bits.
+namespace {
+template <class Op>
+void check_filtfilt_kernel(const param_overrides& params) {
+  namespace cu = dwsr::operators::cuda::detail;
+  const Op op(param_values::bind(Op::name, Op::params(), params));
+  for (const shape3 s : {shape3{3, 5, 300}, {2, 2, 21}, {1, 3, 22}, {4, 1, 2}, {2, 3, 1}, {1, 1, 1000}}) {
+    INFO(Op::name << " on " << to_string(s));
+    const auto x = noise(s, 3);
+    const auto cpu = run_real(*operators::catalogue().find(std::string(Op::name)).configure(params), x, s).outputs[0];
+    const auto pad = operators::detail::filtfilt_padlen(op.filter, s.samples), len = s.samples + 2 * pad;
+    const auto batch = cu::filtfilt_batch(s, len);
+    std::vector<double> ext(batch * len);
+    std::vector<float> y(s.voxels(), NAN);
+    cu::filtfilt_batch_kernel k{x.data(), y.data(), ext.data(), s.samples,
+                                pad,      0,        batch,      cu::device_sections::of(op.filter)};
+    for (k.first = 0; k.first < s.traces(); k.first += batch)
+      for (std::uint64_t j = 0; j < std::min(batch, s.traces() - k.first); ++j) k(j);
+    CHECK(std::memcmp(y.data(), cpu.as<float>(), y.size() * sizeof(float)) == 0);
+  }
+}
+}  // namespace
+
+TEST_CASE("the CUDA filtfilt kernel gives the CPU Butterworth filters' bits, on every trace length") {
+  check_filtfilt_kernel<operators::lowpass_filter>({});
+  check_filtfilt_kernel<operators::highpass_filter>({});
+  check_filtfilt_kernel<operators::bandpass_filter>({});
+  check_filtfilt_kernel<operators::lowpass_filter>({{"freq", "80"}, {"sample_rate", "2"}});
 }

@@ -153,8 +153,8 @@ struct tensor_tile {
 };
 
 /// Candidate output tiles, largest first (32 samples of time keep the loads coalesced).
-inline constexpr int tensor_tile_candidates[][3] = {{4, 8, 32}, {2, 8, 32}, {1, 8, 32}, {1, 4, 32}, {1, 2, 32},
-                                                    {1, 1, 32}};
+inline constexpr int tensor_tile_candidates[][3] = {{4, 8, 32}, {2, 8, 32}, {1, 8, 32},
+                                                    {1, 4, 32}, {1, 2, 32}, {1, 1, 32}};
 
 /// The tile path for window k over a cube of shape s: the largest candidate
 /// whose buffers fit tile_shared_bytes; tile[0] == 0 where none does,
