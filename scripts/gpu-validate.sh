@@ -71,7 +71,7 @@ step "$table" --shapes "$shapes" --repeats "$repeats" --out "$out" --traces enve
 
 log "CuPy's formulations"
 # Of the operators named, those with a CuPy formulation (all of them without --ops).
-cupy_ops=$(cd scripts/gpu && "$python" -c 'import sys; from gpu_common import COMPARED_OPS as c
+cupy_ops=$(PYTHONPATH=scripts/gpu "$python" -c 'import sys; from gpu_common import COMPARED_OPS as c
 print(",".join(o for o in (sys.argv[1].split(",") if sys.argv[1] else c) if o in c))' "$ops")
 if [[ -n $cupy_ops ]]; then
   step "$python" scripts/gpu/cupy_attributes.py --shapes "$shapes" --repeats "$repeats" --ops "$cupy_ops" \
