@@ -55,7 +55,7 @@ struct filtfilt_batch_kernel {
   DWSR_HOST_DEVICE void cascade(std::uint64_t j, std::uint64_t len, bool backwards) const {
     double z0[max_sections], z1[max_sections];
     double level = ext[(backwards ? len - 1 : 0) * batch + j];
-DWSR_UNROLL
+    DWSR_UNROLL
     for (int s = 0; s < max_sections; ++s)
       if (s < f.count) {
         z0[s] = mul_rn(f.zi0[s], level);
@@ -65,7 +65,7 @@ DWSR_UNROLL
     for (std::uint64_t k = 0; k < len; ++k) {
       double* v = ext + (backwards ? len - 1 - k : k) * batch + j;
       double in = *v;
-DWSR_UNROLL
+      DWSR_UNROLL
       for (int s = 0; s < max_sections; ++s)
         if (s < f.count) {
           const double out = add_rn(mul_rn(f.b0[s], in), z0[s]);
