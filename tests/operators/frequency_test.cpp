@@ -403,7 +403,7 @@ void check_filtfilt_kernel(const param_overrides& params) {
     cu::filtfilt_batch_kernel k{x.data(), y.data(), ext.data(), s.samples,
                                 pad,      0,        batch,      cu::device_sections::of(op.filter)};
     for (k.first = 0; k.first < s.traces(); k.first += batch)
-      for (std::uint64_t j = 0; j < std::min(batch, s.traces() - k.first); ++j) k(j);
+      for (std::uint64_t j = 0; j < std::min(batch, s.traces() - k.first); ++j) k(j, j + 1, 0);
     CHECK(std::memcmp(y.data(), cpu.as<float>(), y.size() * sizeof(float)) == 0);
   }
 }

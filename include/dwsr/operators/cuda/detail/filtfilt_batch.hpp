@@ -77,8 +77,9 @@ struct filtfilt_batch_kernel {
     }
   }
 
-  /// Trace first + j: the odd extension, both passes, the middle rounded to float.
-  DWSR_HOST_DEVICE void operator()(std::uint64_t j) const {
+  /// Trace first + j: the odd extension, both passes, the middle rounded to
+  /// float (a parallel_for body: j of the batch, one trace a call).
+  DWSR_HOST_DEVICE void operator()(std::uint64_t j, std::uint64_t, std::size_t) const {
     const float* xt = x + (first + j) * n;
     const double head = xt[0], tail = xt[n - 1];
     for (std::uint64_t k = 0; k < pad; ++k) {
