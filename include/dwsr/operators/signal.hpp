@@ -313,13 +313,18 @@ struct time_gain : detail::signal_op {
   static std::vector<param_spec> params() { return {{"gain_val", param_kind::real, 1.5, "exponent of the gain"}}; }
   explicit time_gain(const param_values& p = param_values::bind(name, params())) : gain_val(p.real("gain_val")) {}
   dwsr::halo halo() const { return {.whole_traces = true}; }
+  /// The gains of samples 0 to nt - 1 into g (the CUDA operator's too, so
+  /// that both scale by the same bits).
+  void gains(float* g, std::uint64_t nt) const {
+    const auto e = static_cast<float>(gain_val);
+    for (std::uint64_t t = 0; t < nt; ++t) g[t] = std::pow(static_cast<float>(t + 2), e);
+  }
   template <ExecutionContext Ctx>
   void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
     const auto nt = in.shape().samples;
     auto gain = ctx.template allocate<float>(nt, buffer_role::workspace);
     if constexpr (Ctx::computes) {
-      const auto e = static_cast<float>(gain_val);
-      for (std::uint64_t t = 0; t < nt; ++t) gain[t] = std::pow(static_cast<float>(t + 2), e);
+      gains(gain.data(), nt);
       const float* x = in.data();
       const float* g = gain.data();
       float* y = out[0].as<float>().data();

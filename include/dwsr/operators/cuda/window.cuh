@@ -96,8 +96,8 @@ struct rescale_amplitude_range : operators::rescale_amplitude_range {
   }
 };
 
-/// time_gain: x (t + 2)^gain_val, the gains made on the host (the CPU's
-/// float pow, so the same bits) and multiplied one thread a voxel.
+/// time_gain: x (t + 2)^gain_val, the gains made on the host by the CPU
+/// operator (so the same bits) and multiplied one thread a voxel.
 struct time_gain : operators::time_gain {
   using operators::time_gain::time_gain;
   struct scale {
@@ -115,8 +115,7 @@ struct time_gain : operators::time_gain {
     auto gain = ctx.template allocate<float>(nt, buffer_role::workspace);
     ctx.compute([&] {
       std::vector<float> host(nt);
-      const auto e = static_cast<float>(gain_val);
-      for (std::uint64_t t = 0; t < nt; ++t) host[t] = std::pow(static_cast<float>(t + 2), e);
+      gains(host.data(), nt);
       ctx.copy(gain.data(), host.data(), nt * sizeof(float));
       ctx.synchronize();  // the host gains go out of scope
     });

@@ -36,6 +36,12 @@ struct biquad {
   }
   /// Gain for a constant input (z = 1).
   double dc_gain() const { return (b0 + b1 + b2) / (1 + a1 + a2); }
+  /// The section's two states (transposed direct form II) in the steady state
+  /// of a constant input of 1: scipy's lfilter_zi.
+  std::array<double, 2> steady_state() const {
+    const double g = dc_gain();
+    return {b1 + b2 - (a1 + a2) * g, b2 - a2 * g};
+  }
 };
 
 /// A Butterworth filter of prototype order `order` (even) as a cascade of
@@ -153,11 +159,10 @@ void cascade(const butterworth& f, lane_doubles* ext, std::uint64_t len, bool ba
   lane_doubles level = ext[backwards ? len - 1 : 0];  // constant input level seen by section s
   for (std::size_t s = 0; s < Sections; ++s) {
     q[s] = f.section(s);
-    const double g = q[s].dc_gain();
-    // lfilter_zi of the section (transposed direct form II), times its input level.
-    z0[s] = (q[s].b1 + q[s].b2 - (q[s].a1 + q[s].a2) * g) * level;
-    z1[s] = (q[s].b2 - q[s].a2 * g) * level;
-    level *= g;
+    const auto zi = q[s].steady_state();  // times the section's input level
+    z0[s] = zi[0] * level;
+    z1[s] = zi[1] * level;
+    level *= q[s].dc_gain();
   }
   const auto step = [&](lane_doubles& v) {
     lane_doubles x = v;

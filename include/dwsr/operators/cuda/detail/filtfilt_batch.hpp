@@ -19,7 +19,7 @@ namespace dwsr::operators::cuda::detail {
 inline constexpr int max_sections = int(operators::detail::butterworth::max_sections);
 
 /// A Butterworth filter's sections as a kernel receives them, with the
-/// lfilter_zi coefficients the CPU's cascade forms (before the input level).
+/// sections' steady states (biquad::steady_state, before the input level).
 struct device_sections {
   int count = 0;
   double b0[max_sections] = {}, b1[max_sections] = {}, b2[max_sections] = {};
@@ -31,10 +31,9 @@ struct device_sections {
     d.count = int(f.sections());
     for (std::size_t s = 0; s < f.sections(); ++s) {
       const auto& q = f.section(s);
-      const double g = q.dc_gain();
-      d.b0[s] = q.b0, d.b1[s] = q.b1, d.b2[s] = q.b2, d.a1[s] = q.a1, d.a2[s] = q.a2, d.gain[s] = g;
-      d.zi0[s] = q.b1 + q.b2 - (q.a1 + q.a2) * g;  // as operators::detail::cascade forms them
-      d.zi1[s] = q.b2 - q.a2 * g;
+      const auto zi = q.steady_state();
+      d.b0[s] = q.b0, d.b1[s] = q.b1, d.b2[s] = q.b2, d.a1[s] = q.a1, d.a2[s] = q.a2;
+      d.gain[s] = q.dc_gain(), d.zi0[s] = zi[0], d.zi1[s] = zi[1];
     }
     return d;
   }
