@@ -170,6 +170,16 @@ TEST_CASE("a graph's halo composes along paths and its outputs are its sinks and
   const std::size_t none = graph::no_output;
   CHECK(last == std::vector<std::size_t>{1, 3, 3, 3});  // rac -> aa, aa -> sw, env -> sw, sw itself
   CHECK(index == std::vector<std::size_t>{none, none, 0, 1});
+  // An execution's slots: one per node output, in node then output order.
+  graph multi(operators::catalogue());
+  multi.add("dips", "gst_2d_dips").add("env", "envelope").add("sw", "sweetness_from", {"env", "dips.xl"});
+  multi.build();
+  std::vector<std::size_t> first;
+  for (const auto& n : multi.nodes()) first.push_back(n.first_slot);
+  CHECK(first == std::vector<std::size_t>{0, 2, 3});
+  CHECK(multi.slots() == 4);
+  CHECK(multi.most_inputs() == 2);
+  CHECK(multi.most_outputs() == 2);
 }
 
 TEST_CASE("chunked outputs equal whole-cube outputs bit for bit, for every operator") {

@@ -37,6 +37,33 @@ TEST_CASE("the real and the meta context emit the same events, only the real one
   }
 }
 
+TEST_CASE("a bus one thread emits through gives the stream, live bytes and budget of a shared one") {
+  for (std::size_t threads : {1, 4}) {
+    recorder shared_events, own_events;
+    event_bus shared(shared_events), own(own_events, emitters::one_thread);
+    CHECK(!shared.one_thread());
+    CHECK(own.one_thread());
+    meta_context a(shared, {.threads = threads}), b(own, {.threads = threads});
+    workload(a, 1000);
+    workload(b, 1000);
+    CHECK(own_events.events() == shared_events.events());
+    CHECK(own.events() == shared.events());
+    CHECK(b.live() == 0);
+  }
+  recorder rec;
+  event_bus bus(rec, emitters::one_thread);
+  meta_context ctx(bus, {.threads = 1, .budget = 1000});
+  auto a = ctx.allocate<std::byte>(600, buffer_role::input);
+  CHECK_THROWS_AS(ctx.allocate<std::byte>(401, buffer_role::temporary), out_of_memory);
+  CHECK(ctx.live() == 600);
+  {
+    auto b = ctx.allocate<std::byte>(400, buffer_role::temporary);  // exactly at the budget
+    CHECK(ctx.live() == 1000);
+  }
+  CHECK(ctx.live() == 600);
+  CHECK(rec.events().size() == 3);  // the refused allocation emitted nothing
+}
+
 TEST_CASE("parallel_for hands out slots below threads()") {
   event_bus bus;
   host_context ctx(bus, {.threads = 3});

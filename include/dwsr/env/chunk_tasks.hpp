@@ -196,7 +196,7 @@ inline std::pair<std::vector<hull_line>, std::size_t> candidate_memory(const gra
   for (const auto& k : classes.classes())
     for (const auto& ph : s.phases()) {
       bound_live_sink sink;
-      event_bus bus(sink);
+      event_bus bus(sink, emitters::one_thread);
       meta_context ctx(bus, {.threads = threads});
       reduction acc;
       run_step(

@@ -56,17 +56,20 @@ class context_base {
     check_cancelled();
     auto now = live_.load(std::memory_order_relaxed);
     do {
-      if (bytes > options_.budget || now > options_.budget - bytes)
-        throw out_of_memory(options_.name + ", node " + std::to_string(node_) + ": " + std::string(name_of(role)) +
-                                " buffer of " + std::to_string(bytes) + " bytes with " + std::to_string(now) +
-                                " bytes live exceeds the budget of " + std::to_string(options_.budget) + " bytes",
-                            bytes, options_.budget);
+      if (bytes > options_.budget || now > options_.budget - bytes) over_budget(bytes, now, role);
+      if (bus_->one_thread()) {  // no other thread allocates: no atomic read-modify-write
+        live_.store(now + bytes, std::memory_order_relaxed);
+        break;
+      }
     } while (!live_.compare_exchange_weak(now, now + bytes, std::memory_order_relaxed));
     return bus_->alloc(bytes, dev, role, node_, bound);
   }
   void retire(const event& allocated) noexcept {
     bus_->free(allocated);
-    live_.fetch_sub(allocated.bytes, std::memory_order_relaxed);
+    if (bus_->one_thread())
+      live_.store(live_.load(std::memory_order_relaxed) - allocated.bytes, std::memory_order_relaxed);
+    else
+      live_.fetch_sub(allocated.bytes, std::memory_order_relaxed);
   }
   /// Emits the alloc event of memory the budget does not cover (a CUDA
   /// context's pinned host staging: its budget is the device's memory).
@@ -77,6 +80,13 @@ class context_base {
   void retire_outside_budget(const event& allocated) noexcept { bus_->free(allocated); }
 
  private:
+  [[noreturn]] void over_budget(std::uint64_t bytes, std::uint64_t now, buffer_role role) const {
+    throw out_of_memory(options_.name + ", node " + std::to_string(node_) + ": " + std::string(name_of(role)) +
+                            " buffer of " + std::to_string(bytes) + " bytes with " + std::to_string(now) +
+                            " bytes live exceeds the budget of " + std::to_string(options_.budget) + " bytes",
+                        bytes, options_.budget);
+  }
+
   event_bus* bus_;
   context_options options_;
   node_id node_ = 0;

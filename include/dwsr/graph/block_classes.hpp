@@ -47,6 +47,7 @@ class block_classes {
       if (total > limit) too_many(c);
     }
     const auto& g = c.grid();
+    classes_.reserve(total);
     for (std::size_t i = 0; i < along_[0].size(); ++i)
       for (std::size_t j = 0; j < along_[1].size(); ++j)
         for (std::size_t k = 0; k < along_[2].size(); ++k) {

@@ -232,7 +232,7 @@ template <class MetaCtx = meta_context>
 std::pair<std::uint64_t, std::uint64_t> meta_step(const chunked_schedule& s, const node_reductions& reductions,
                                                   const schedule_phase& ph, const block& b) {
   serial_peak_counter counter(MetaCtx::memory_device);  // a GPU worker's peak: its device's bytes
-  event_bus bus(counter);
+  event_bus bus(counter, emitters::one_thread);
   MetaCtx ctx(bus, {.threads = s.options().threads});
   reduction acc;
   run_step(
@@ -272,7 +272,7 @@ bool plan_is_bound(const chunked_schedule& s) {
   } sink;
   const auto reductions = detail::run_phase_reductions(s);
   for (const auto& ph : s.phases()) {
-    event_bus bus(sink);
+    event_bus bus(sink, emitters::one_thread);
     MetaCtx ctx(bus, {.threads = s.options().threads});
     reduction acc;
     run_step(
@@ -286,7 +286,7 @@ bool plan_is_bound(const chunked_schedule& s) {
 /// the cost grows with its blocks. MetaCtx as for plan_chunked.
 template <class MetaCtx = meta_context>
 void worker_events(const chunked_schedule& s, std::size_t w, event_sink_ref sink) {
-  event_bus bus(sink);
+  event_bus bus(sink, emitters::one_thread);
   MetaCtx ctx(bus, {.threads = s.options().threads, .name = "worker " + std::to_string(w)});
   const auto reductions = detail::run_phase_reductions(s);
   for (const auto& ph : s.phases())

@@ -106,7 +106,7 @@ inline dask_block make_dask_block(const chunked_schedule& s, const schedule_phas
   };
   recorder rec;
   {
-    event_bus bus(rec);
+    event_bus bus(rec, emitters::one_thread);
     meta_context ctx(bus, {.threads = 1});
     reduction acc;
     run_step(

@@ -79,6 +79,9 @@ class graph {
     /// does), and its index into graph::outputs() (no_output when it is not
     /// one). Set by build(), so executions do not derive them per block.
     std::vector<std::size_t> last_reader, graph_output;
+    /// Index of its first output among all nodes' outputs in node order (an
+    /// execution keeps one slot per output); set by build().
+    std::size_t first_slot = 0;
   };
   /// graph_output of a node output that is not an output of the graph.
   static constexpr std::size_t no_output = std::size_t(-1);
@@ -225,6 +228,11 @@ class graph {
   std::array<std::uint64_t, 3> input_halo() const { return checked().input_halo_; }
   /// Axes no block may split, because some node reads them whole.
   std::array<bool, 3> whole_axes() const { return checked().whole_axes_; }
+  /// Outputs of all nodes (node::first_slot).
+  std::size_t slots() const { return checked().slots_; }
+  /// Most inputs, and most outputs, of one node.
+  std::size_t most_inputs() const { return checked().most_inputs_; }
+  std::size_t most_outputs() const { return checked().most_outputs_; }
   /// Whether any node needs whole traces (time may not be split).
   bool needs_whole_traces() const { return whole_axes()[2]; }
   /// The registry the graph looks operators up in (null when built without one).
@@ -279,6 +287,7 @@ class graph {
   void compute_derived() {
     input_halo_ = {};
     whole_axes_ = {};
+    slots_ = most_inputs_ = most_outputs_ = 0;
     std::vector<std::array<std::uint64_t, 3>> need(nodes_.size());  // halo of the input each node's output needs
     for (std::size_t k = 0; k < nodes_.size(); ++k) {
       auto& n = nodes_[k];
@@ -294,6 +303,10 @@ class graph {
       }
       n.last_reader.assign(n.outputs.size(), k);
       n.graph_output.assign(n.outputs.size(), no_output);
+      n.first_slot = slots_;
+      slots_ += n.outputs.size();
+      most_inputs_ = std::max(most_inputs_, n.inputs.size());
+      most_outputs_ = std::max(most_outputs_, n.outputs.size());
     }
     for (std::size_t k = 0; k < nodes_.size(); ++k)
       for (const auto& r : nodes_[k].inputs)
@@ -322,6 +335,7 @@ class graph {
   std::vector<table_ref> tables_;
   std::array<std::uint64_t, 3> input_halo_{};
   std::array<bool, 3> whole_axes_{};
+  std::size_t slots_ = 0, most_inputs_ = 0, most_outputs_ = 0;
   bool built_ = false;
 };
 

@@ -62,7 +62,7 @@ std::pair<std::uint64_t, std::uint64_t> model_step(const chunked_schedule& s, co
                                                    const schedule_phase& ph, const block& b, const std::string& spec) {
   auto model = sim::make_model(spec);
   device_filter<sim::any_model> modelled{&model, MetaCtx::memory_device};
-  event_bus bus(modelled);
+  event_bus bus(modelled, emitters::one_thread);
   MetaCtx ctx(bus, {.threads = s.options().threads});
   reduction acc;
   run_step(
@@ -125,7 +125,7 @@ inline std::vector<class_steps> measure_classes_under(const chunked_schedule& s,
   for (std::size_t k = 0; k < ks.size(); ++k)
     for (const auto& ph : s.phases()) {
       peaks.restart();
-      event_bus bus(peaks);
+      event_bus bus(peaks, emitters::one_thread);
       meta_context ctx(bus, {.threads = s.options().threads});
       reduction acc;
       run_step(

@@ -71,24 +71,24 @@ void run_graph_block(Ctx& ctx, const graph& g, cube_view<const float> input, con
   const std::size_t end = stop.value_or(ns.size());
   // Which nodes must run: all, or the ancestors of `stop`.
   const auto needed = stop ? ancestors(g, *stop) : std::vector<bool>();
-  // One slot per node output, in node then output order (allocation order).
-  // data keeps a handed-over buffer's storage readable by later nodes.
+  // One slot per node output, in node then output order (allocation order;
+  // node::first_slot). data keeps a handed-over buffer's storage readable by
+  // later nodes.
   using buf = buffer<float, Ctx>;
-  std::size_t slots = 0;
-  for (const auto& n : ns) slots += n.outputs.size();
+  const std::size_t slots = g.slots();
   std::vector<buf> live(slots);
   std::vector<std::byte*> data(slots);
-  std::vector<std::size_t> first(ns.size() + 1);  // node k's outputs are slots [first[k], first[k + 1])
-  for (std::size_t k = 0; k < ns.size(); ++k) first[k + 1] = first[k] + ns[k].outputs.size();
   const auto shape = input.shape();
   detail::node_tables to_graph(tables);
   auto view_of = [&](const cube_ref& r) {
     return r.node == cube_ref::input
                ? input
-               : cube_view<const float>(reinterpret_cast<const float*>(data[first[r.node] + r.output]), shape);
+               : cube_view<const float>(reinterpret_cast<const float*>(data[ns[r.node].first_slot + r.output]), shape);
   };
   std::vector<array_ref> refs;
   std::vector<cube_view<const float>> ins;
+  refs.reserve(g.most_outputs());
+  ins.reserve(g.most_inputs());
   for (std::size_t k = 0; k < end; ++k) {
     if (k > 0) to_graph.first += ns[k - 1].tables.size();
     if (stop && !needed[k]) continue;
@@ -99,9 +99,9 @@ void run_graph_block(Ctx& ctx, const graph& g, cube_view<const float> input, con
       const bool is_output = n.graph_output[o] != graph::no_output;
       // Storage in floats; complex64 and int64 take two per voxel.
       const auto floats = shape.voxels() * (size_of(n.outputs[o].type) / sizeof(float));
-      auto& b = live[first[k] + o];
+      auto& b = live[n.first_slot + o];
       b = ctx.template allocate<float>(floats, is_output ? buffer_role::output : buffer_role::temporary);
-      data[first[k] + o] = reinterpret_cast<std::byte*>(b.data());
+      data[n.first_slot + o] = reinterpret_cast<std::byte*>(b.data());
       refs.push_back({n.outputs[o].type, b.data(), shape});
     }
     ins.clear();
@@ -113,14 +113,15 @@ void run_graph_block(Ctx& ctx, const graph& g, cube_view<const float> input, con
       const auto index = n.graph_output[o];
       if (index == graph::no_output || stop) continue;
       if constexpr (std::is_invocable_v<Consume&, std::size_t, buf&>)
-        consume(index, live[first[k] + o]);
+        consume(index, live[n.first_slot + o]);
       else if constexpr (Ctx::computes)
         consume(index, refs[o]);
     }
     for (const auto& r : n.inputs)
-      if (r.node != cube_ref::input && ns[r.node].last_reader[r.output] == k) live[first[r.node] + r.output].reset();
+      if (r.node != cube_ref::input && ns[r.node].last_reader[r.output] == k)
+        live[ns[r.node].first_slot + r.output].reset();
     for (std::size_t o = n.outputs.size(); o-- > 0;)  // unread outputs, in reverse order of allocation
-      if (n.last_reader[o] == k) live[first[k] + o].reset();
+      if (n.last_reader[o] == k) live[n.first_slot + o].reset();
   }
   if (stop) {
     ins.clear();

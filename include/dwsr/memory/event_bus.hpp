@@ -9,27 +9,34 @@
 
 namespace dwsr {
 
+/// Which threads emit through a bus.
+enum class emitters : std::uint8_t {
+  any_thread,  ///< several may at once: the bus takes a lock
+  one_thread,  ///< one only, the creator's promise (a meta execution on a bus of its own): no lock
+};
+
 /// The single point through which a context's allocations become events.
 /// Sequence numbers and buffer ids are assigned under one lock and the sink is
 /// called under it too, so sinks see a gap-free stream in sequence order even
-/// when many threads allocate at once.
+/// when many threads allocate at once. A bus that one thread uses skips the
+/// lock: planning runs millions of meta executions, each on one thread.
 class event_bus {
  public:
-  explicit event_bus(event_sink_ref sink = {}) : sink_(sink) {}
+  explicit event_bus(event_sink_ref sink = {}, emitters who = emitters::any_thread) : sink_(sink), who_(who) {}
   event_bus(const event_bus&) = delete;
   event_bus& operator=(const event_bus&) = delete;
 
   /// Emits an alloc event for a new buffer and returns it (its buffer id is
   /// new); `bound` marks bytes that are an upper bound (event::bound).
   event alloc(std::uint64_t bytes, device dev, buffer_role role, node_id node, bool bound = false) {
-    std::lock_guard lock(mutex_);
+    const auto lock = lock_if_shared();
     event e{next_seq_++, action::alloc, dev, role, node, next_buffer_++, bytes, bound};
     sink_.on_event(e);
     return e;
   }
   /// Emits the free matching an earlier alloc event.
   void free(const event& allocated) {
-    std::lock_guard lock(mutex_);
+    const auto lock = lock_if_shared();
     event e = allocated;
     e.seq = next_seq_++;
     e.act = action::free;
@@ -37,13 +44,20 @@ class event_bus {
   }
   /// Number of events emitted so far.
   std::uint64_t events() const {
-    std::lock_guard lock(mutex_);
+    const auto lock = lock_if_shared();
     return next_seq_;
   }
+  /// Whether one thread only emits through this bus.
+  bool one_thread() const noexcept { return who_ == emitters::one_thread; }
 
  private:
+  std::unique_lock<std::mutex> lock_if_shared() const {
+    return one_thread() ? std::unique_lock<std::mutex>() : std::unique_lock<std::mutex>(mutex_);
+  }
+
   mutable std::mutex mutex_;
   event_sink_ref sink_;
+  emitters who_;
   std::uint64_t next_seq_ = 0;
   std::uint64_t next_buffer_ = 1;
 };
