@@ -2,9 +2,9 @@
 /// \file The frequency family's Butterworth filters on the GPU (lowpass,
 /// highpass, bandpass): scipy.signal.filtfilt of every trace with the CPU
 /// operator's own design (operators/detail/butterworth.hpp), one thread a
-/// trace (the context's parallel_for over a batch), in the CPU's double arithmetic in its order, unfused: bit for bit
-/// the CPU's. Each is the CPU operator's description with a run() for
-/// cuda_context and cuda_meta_context.
+/// trace (the context's parallel_for over a batch), in the CPU's double
+/// arithmetic in its order, unfused: bit for bit the CPU's. Each is the CPU
+/// operator's description with a run() for cuda_context and cuda_meta_context.
 ///
 /// Memory (device): input, output and the padded traces in double for both
 /// passes (the backward pass reads the forward one's doubles), a batch of
