@@ -1,16 +1,20 @@
 // Throughput of every operator (MB/s of float32 input) on a 64x64x512 cube with
 // 1 and 2 threads, and the time of the meta execution of the same operator on
 // the same shape: planning must cost orders of magnitude less than running.
+// Then the kernels several families share, alone (kernel/...).
 
 #include <benchmark/benchmark.h>
 
+#include <array>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "dwsr/core/random.hpp"
 #include "dwsr/graph/execute.hpp"
 #include "dwsr/io/synthetic.hpp"
 #include "dwsr/operators/catalogue.hpp"
+#include "dwsr/operators/detail/symmetric_eigen.hpp"
 
 namespace {
 
@@ -59,6 +63,38 @@ void run_meta(benchmark::State& state, const dwsr::operator_entry* entry) {
   }
   state.counters["peak_bytes"] = double(peak);
 }
+
+// The batched 3x3 eigen-solve of the structure-tensor and edge families
+// (eigen_rows_of): 2^16 structure tensors, each the sum of two rank-one
+// gradient products (so positive semi-definite and rarely degenerate), solved
+// in batches; items are voxels. Vectors: the eigenvalues and the principal
+// vector (gst_*), else the eigenvalues only (chaos, coherence, ...).
+template <bool Vectors>
+void eigen_rows(benchmark::State& state) {
+  constexpr std::size_t n = 1u << 16;
+  std::array<std::vector<float>, 6> c;
+  for (auto& row : c) row.resize(n);
+  dwsr::xoshiro256ss rng(1);
+  for (std::size_t t = 0; t < n; ++t) {
+    std::array<float, 3> g, h;
+    for (auto& x : g) x = float(rng.uniform(-1, 1));
+    for (auto& x : h) x = float(rng.uniform(-0.3, 0.3));
+    const int pairs[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
+    for (std::size_t k = 0; k < 6; ++k) c[k][t] = g[pairs[k][0]] * g[pairs[k][1]] + h[pairs[k][0]] * h[pairs[k][1]];
+  }
+  const float* rows[6];
+  for (std::size_t k = 0; k < 6; ++k) rows[k] = c[k].data();
+  dwsr::operators::detail::eigen_rows out;
+  for (auto _ : state) {
+    for (std::size_t t0 = 0; t0 < n; t0 += dwsr::operators::detail::eigen_batch) {
+      dwsr::operators::detail::eigen_rows_of<Vectors>(rows, t0, dwsr::operators::detail::eigen_batch, out);
+      benchmark::DoNotOptimize(out);
+    }
+  }
+  state.SetItemsProcessed(std::int64_t(state.iterations() * n));
+}
+BENCHMARK(eigen_rows<true>)->Name("kernel/eigen_rows/vectors")->Unit(benchmark::kMicrosecond);
+BENCHMARK(eigen_rows<false>)->Name("kernel/eigen_rows/values")->Unit(benchmark::kMicrosecond);
 
 const bool registered = [] {
   for (const auto& e : dwsr::operators::catalogue().entries()) {

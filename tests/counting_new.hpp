@@ -5,7 +5,9 @@
 // pairs with the counted ones is replaced, so that no allocator (a
 // sanitizer's included) frees what another one made. Include it in exactly
 // one translation unit of a test executable: the rest of the executable then
-// allocates through it too.
+// allocates through it too. Another translation unit of the same executable
+// that counts defines DWSR_COUNTING_NEW_ELSEWHERE first: it gets
+// allocations_during without a second set of replacements.
 
 #include <cstdint>
 #include <cstdlib>
@@ -25,6 +27,7 @@ std::uint64_t allocations_during(F&& f) {
 }
 }  // namespace dwsr::test
 
+#ifndef DWSR_COUNTING_NEW_ELSEWHERE
 // Not inlined: GCC would see malloc's pointer meet operator delete (or new's
 // pointer meet free) and warn about a mismatch.
 [[gnu::noinline]] void* operator new(std::size_t n) {
@@ -46,3 +49,4 @@ std::uint64_t allocations_during(F&& f) {
 [[gnu::noinline]] void operator delete[](void* p) noexcept { std::free(p); }
 [[gnu::noinline]] void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 [[gnu::noinline]] void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+#endif  // DWSR_COUNTING_NEW_ELSEWHERE

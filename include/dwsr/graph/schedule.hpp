@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "dwsr/core/fixed_list.hpp"
 #include "dwsr/graph/graph.hpp"
 #include "dwsr/ops/operator.hpp"
 
@@ -73,11 +74,11 @@ void run_graph_block(Ctx& ctx, const graph& g, cube_view<const float> input, con
   const auto needed = stop ? ancestors(g, *stop) : std::vector<bool>();
   // One slot per node output, in node then output order (allocation order;
   // node::first_slot). data keeps a handed-over buffer's storage readable by
-  // later nodes.
+  // later nodes. Small graphs keep all of it on the stack (fixed_list).
   using buf = buffer<float, Ctx>;
   const std::size_t slots = g.slots();
-  std::vector<buf> live(slots);
-  std::vector<std::byte*> data(slots);
+  fixed_list<buf, 16> live(slots);
+  fixed_list<std::byte*, 16> data(slots);
   const auto shape = input.shape();
   detail::node_tables to_graph(tables);
   auto view_of = [&](const cube_ref& r) {
@@ -85,16 +86,13 @@ void run_graph_block(Ctx& ctx, const graph& g, cube_view<const float> input, con
                ? input
                : cube_view<const float>(reinterpret_cast<const float*>(data[ns[r.node].first_slot + r.output]), shape);
   };
-  std::vector<array_ref> refs;
-  std::vector<cube_view<const float>> ins;
-  refs.reserve(g.most_outputs());
-  ins.reserve(g.most_inputs());
+  fixed_list<array_ref, 8> refs(g.most_outputs());
+  fixed_list<cube_view<const float>, 8> ins(g.most_inputs());
   for (std::size_t k = 0; k < end; ++k) {
     if (k > 0) to_graph.first += ns[k - 1].tables.size();
     if (stop && !needed[k]) continue;
     const auto& n = ns[k];
     ctx.set_node(event_node(k));
-    refs.clear();
     for (std::size_t o = 0; o < n.outputs.size(); ++o) {
       const bool is_output = n.graph_output[o] != graph::no_output;
       // Storage in floats; complex64 and int64 take two per voxel.
@@ -102,12 +100,11 @@ void run_graph_block(Ctx& ctx, const graph& g, cube_view<const float> input, con
       auto& b = live[n.first_slot + o];
       b = ctx.template allocate<float>(floats, is_output ? buffer_role::output : buffer_role::temporary);
       data[n.first_slot + o] = reinterpret_cast<std::byte*>(b.data());
-      refs.push_back({n.outputs[o].type, b.data(), shape});
+      refs[o] = {n.outputs[o].type, b.data(), shape};
     }
-    ins.clear();
-    for (const auto& r : n.inputs) ins.push_back(view_of(r));
+    for (std::size_t i = 0; i < n.inputs.size(); ++i) ins[i] = view_of(n.inputs[i]);
     const auto& red = reductions.size() > k ? reductions[k] : std::optional<reduction>{};
-    n.op->run(ctx, std::span<const cube_view<const float>>(ins), refs, red ? &*red : nullptr, &to_graph);
+    n.op->run(ctx, ins.first(n.inputs.size()), refs.first(n.outputs.size()), red ? &*red : nullptr, &to_graph);
     // Hand over graph outputs, then free whatever nobody reads any more.
     for (std::size_t o = 0; o < n.outputs.size(); ++o) {
       const auto index = n.graph_output[o];
@@ -124,10 +121,10 @@ void run_graph_block(Ctx& ctx, const graph& g, cube_view<const float> input, con
       if (n.last_reader[o] == k) live[n.first_slot + o].reset();
   }
   if (stop) {
-    ins.clear();
-    for (const auto& r : ns[*stop].inputs) ins.push_back(view_of(r));
+    const auto& inputs = ns[*stop].inputs;
+    for (std::size_t i = 0; i < inputs.size(); ++i) ins[i] = view_of(inputs[i]);
     ctx.set_node(event_node(*stop));
-    inspect(*stop, std::span<const cube_view<const float>>(ins));
+    inspect(*stop, ins.first(inputs.size()));
   }
   // Remaining buffers are freed in reverse order of allocation.
   for (std::size_t i = slots; i-- > 0;) live[i].reset();

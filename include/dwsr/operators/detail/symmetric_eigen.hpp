@@ -234,25 +234,39 @@ void eigen_rows_of(const float* const* c, std::uint64_t t0, std::size_t n, eigen
     r[k] = b00 * (b11 * b22 - a12 * a12) - a01 * (a01 * b22 - a12 * a02) + a02 * (a01 * a12 - b11 * a02);
   }
   sqrt_each(p, n);
+  // Selections below pick between values already computed, by quiet
+  // comparisons (std::isless, std::isgreater): under GCC's default trapping
+  // math, an arithmetic operation or a signalling comparison inside a
+  // conditional keeps the loop from vectorising.
   for (std::size_t k = 0; k < n; ++k) {
     const double x = r[k] / (2 * p[k] * p[k] * p[k]);
-    r[k] = std::min(1.0, std::max(-1.0, x));  // std::clamp, NaN aside (redone below)
+    const double above = std::isgreater(x, -1.0) ? x : -1.0;  // std::max(-1.0, x), NaN included
+    r[k] = std::isless(above, 1.0) ? above : 1.0;             // std::min(1.0, above)
     beta[k] = 0.5 * (1 + r[k]);
   }
   sqrt_each(beta, n);
   for (std::size_t k = 0; k < n; ++k) {
     const double start = 1 + (2 / std::numbers::sqrt3) * beta[k];
-    double b = start < 2.0 ? start : 2.0;
-    for (int it = 0; it < 4; ++it) {
+    beta[k] = std::isless(start, 2.0) ? start : 2.0;
+  }
+  // Halley's steps, each in two passes: every voxel's step, then b - step
+  // where the denominator is positive (b - 0, which is b, elsewhere: the
+  // scalar solve's skipped step). root's storage is free until the roots.
+  double* denominator = root;
+  double step[eigen_batch];
+  for (int it = 0; it < 4; ++it) {
+    for (std::size_t k = 0; k < n; ++k) {
+      const double b = beta[k];
       const double f = (b * b - 3) * b - 2 * r[k];
       const double df = 3 * (b * b - 1);
-      const double denominator = 2 * df * df - 6 * b * f;
-      const double step = 2 * f * df / denominator;
-      b = denominator > 0 ? b - step : b;
+      denominator[k] = 2 * df * df - 6 * b * f;
+      step[k] = 2 * f * df / denominator[k];
     }
-    beta[k] = b;
-    const double disc = 12 - 3 * b * b;
-    root[k] = disc > 0.0 ? disc : 0.0;
+    for (std::size_t k = 0; k < n; ++k) beta[k] -= std::isgreater(denominator[k], 0.0) ? step[k] : 0.0;
+  }
+  for (std::size_t k = 0; k < n; ++k) {
+    const double disc = 12 - 3 * beta[k] * beta[k];
+    root[k] = std::isgreater(disc, 0.0) ? disc : 0.0;
   }
   sqrt_each(root, n);
   for (std::size_t k = 0; k < n; ++k) {
