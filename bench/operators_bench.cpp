@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dwsr/core/random.hpp"
+#include "dwsr/core/simd_isa.hpp"
 #include "dwsr/graph/execute.hpp"
 #include "dwsr/io/synthetic.hpp"
 #include "dwsr/operators/catalogue.hpp"
@@ -97,6 +98,8 @@ BENCHMARK(eigen_rows<true>)->Name("kernel/eigen_rows/vectors")->Unit(benchmark::
 BENCHMARK(eigen_rows<false>)->Name("kernel/eigen_rows/values")->Unit(benchmark::kMicrosecond);
 
 const bool registered = [] {
+  // Which clones of the arithmetic-bound kernels ran (DWSR_SIMD caps it).
+  benchmark::AddCustomContext("vector_instructions", std::string(dwsr::name(dwsr::simd_isa_in_use())));
   for (const auto& e : dwsr::operators::catalogue().entries()) {
     benchmark::RegisterBenchmark(("real/" + e.name).c_str(), run_real, &e)
         ->Arg(1)

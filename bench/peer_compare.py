@@ -40,6 +40,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse  # noqa: E402
 import datetime  # noqa: E402
 import json  # noqa: E402
+import re  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -665,6 +666,13 @@ def machine():
     return f"{model}, {cores} cores"
 
 
+def vector_instructions(dwsr):
+    """dwsr's `--version` line names the vector instructions its kernels run with."""
+    line = subprocess.run([dwsr, "--version"], check=True, capture_output=True, text=True).stdout
+    found = re.search(r"vector instructions: (\w+)", line)
+    return found.group(1) if found else "unknown"
+
+
 def library_versions():
     try:
         import skimage
@@ -842,6 +850,7 @@ def print_table(rows, args, shape, origin, skipped):
         table.append(line)
     today = datetime.date.today().isoformat()
     summary = (f"{today}, {machine()}; cube {text} float32 ({origin}); {library_versions()}; "
+               f"dwsr's vector instructions: {vector_instructions(args.dwsr)}; "
                f"one thread each, end to end (NumPy: np.load, compute, np.save; dwsr: `dwsr run`), "
                f"best of {args.repeats} interleaved runs; MB/s = 10^6 bytes of float32 input per second.")
     notes = [sub_note] if any(r["sub"] for r in rows) else []

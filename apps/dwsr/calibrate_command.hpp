@@ -36,8 +36,9 @@ inline void add_calibrate_command(CLI::App& app) {
     if (path.has_parent_path()) remove_stale_partials_of(path);
     sim::write_time_profile(path, p);
     if (json) return print_json(sim::to_json(p));
-    std::printf("time profile of %s (%zu cores), traces of %llu samples%s\n", p.cpu.c_str(), p.cores,
-                static_cast<unsigned long long>(p.trace_samples), p.quick ? ", quick" : "");
+    std::printf("time profile of %s (%zu cores, %s vector instructions), traces of %llu samples%s\n", p.cpu.c_str(),
+                p.cores, p.vector_instructions.c_str(), static_cast<unsigned long long>(p.trace_samples),
+                p.quick ? ", quick" : "");
     std::printf("  %-28s %12s", "operator", "fixed us");
     for (const auto& [t, v] : p.copy.seconds_per_voxel) std::printf("   ns/voxel T=%-3zu", t);
     std::printf("\n  %-28s %12.1f", "(block copy)", 1e6 * p.copy.fixed_seconds);

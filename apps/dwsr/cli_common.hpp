@@ -22,6 +22,7 @@
 #include "dwsr/core/directory_lock.hpp"
 #include "dwsr/core/limits.hpp"
 #include "dwsr/core/quote.hpp"
+#include "dwsr/core/simd_isa.hpp"
 #include "dwsr/error.hpp"
 #include "dwsr/graph/chunked.hpp"
 #include "dwsr/graph/graph_json.hpp"
@@ -145,7 +146,16 @@ struct prediction_options {
   /// The time profile of --profile (which must exist), else the default one
   /// when it exists, else null.
   const sim::time_profile* time_profile() {
-    if (!loaded) loaded = sim::find_time_profile(profile);
+    if (!loaded) {
+      loaded = sim::find_time_profile(profile);
+      // Its speeds are those of the instruction set it was measured with.
+      const std::string now(name(simd_isa_in_use()));
+      if (loaded && !loaded->vector_instructions.empty() && loaded->vector_instructions != now)
+        std::fprintf(stderr,
+                     "dwsr: note: the time profile was measured with %s vector instructions and this run has %s; "
+                     "its times may be off (run `dwsr calibrate` again)\n",
+                     loaded->vector_instructions.c_str(), now.c_str());
+    }
     return loaded ? &*loaded : nullptr;
   }
   /// The cube shape of --shape or of --input (only its header is read).

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "dwsr/core/quote.hpp"
+#include "dwsr/core/simd_isa.hpp"
 #include "dwsr/error.hpp"
 
 // Subcommands, one header each.
@@ -61,7 +62,15 @@ int out_of_memory() {
 int main(int argc, char** argv) {
   CLI::App app{"dwsr: exact memory simulation and native execution of seismic attributes"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "dwsr 0.1.0");
+  // The vector instruction set of the cloned kernels, as DWSR_SIMD leaves it
+  // (an unknown value is reported below, before any command runs).
+  std::string simd;
+  try {
+    simd = std::string(dwsr::name(dwsr::simd_isa_in_use()));
+  } catch (const dwsr::error& e) {
+    return fail(e.what(), 2);
+  }
+  app.set_version_flag("--version", "dwsr 0.1.0 (vector instructions: " + simd + ")");
 
   // Register subcommands (each header's add_*_command).
   dwsr::cli::add_generate_command(app);

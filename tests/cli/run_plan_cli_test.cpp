@@ -3,10 +3,16 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_runner.hpp"
+#include "dwsr/core/simd_isa.hpp"
 #include "dwsr/io/npy.hpp"
 #include "dwsr/operators/catalogue.hpp"
 
@@ -336,4 +342,41 @@ TEST_CASE("dwsr run event_picks writes its table, the same bytes for every chunk
         std::string::npos);
   CHECK(run_dwsr("plan event_picks --shape 12x10x64 --exec dask -t 2").out.find("each figure is an upper bound") !=
         std::string::npos);
+}
+
+TEST_CASE("dwsr run writes the same bytes with every vector instruction set (DWSR_SIMD); an unknown one is refused") {
+  temp_dir dir;
+  // The structure-tensor and edge families run their eigen-solves in the
+  // widest lanes the CPU has: the outputs must not depend on which.
+  auto run = [&](const char* simd, const std::string& op) {
+    ::setenv("DWSR_SIMD", simd, 1);
+    const auto out = dir / (op + "-" + simd);
+    const auto r = run_dwsr("run " + op + " --input synthetic:10x9x80:3 --output " + out.string() + " -t 2");
+    const auto version = run_dwsr("--version");
+    ::unsetenv("DWSR_SIMD");
+    REQUIRE(r.status == 0);
+    CHECK(version.out.find(std::string("(vector instructions: ") + simd) != std::string::npos);
+    std::vector<std::filesystem::path> files(std::filesystem::directory_iterator(out), {});
+    std::sort(files.begin(), files.end());
+    std::string bytes;
+    for (const auto& file : files) {
+      std::ifstream in(file, std::ios::binary);
+      bytes += file.filename().string() + ":" +
+               std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    }
+    CHECK(bytes.size() > 10 * 9 * 80 * 4);
+    return bytes;
+  };
+  // Solve (gst_*, chaos), window sums and gradients (all), gradients of dips (volume_curvature).
+  for (const std::string op : {"gst_3d_dip", "gst_2d_dips", "chaos", "gradient_dips", "volume_curvature"}) {
+    INFO(op);
+    const auto baseline = run("baseline", op);
+    if (cpu_simd_isa() >= simd_isa::avx2) CHECK(run("avx2", op) == baseline);
+    if (cpu_simd_isa() >= simd_isa::avx512) CHECK(run("avx512", op) == baseline);
+  }
+  ::setenv("DWSR_SIMD", "sse4", 1);
+  const auto bad = run_dwsr("run chaos --input synthetic:4x4x8 --output " + (dir / "bad").string());
+  ::unsetenv("DWSR_SIMD");
+  expect_user_error(bad, "DWSR_SIMD is 'sse4'; expected baseline, avx2 or avx512");
+  CHECK_FALSE(std::filesystem::exists(dir / "bad"));
 }

@@ -6,6 +6,7 @@
 
 #include <fstream>
 
+#include "dwsr/core/simd_isa.hpp"
 #include "dwsr/graph/advisor.hpp"
 #include "dwsr/graph/calibrate.hpp"
 #include "dwsr/graph/time_model.hpp"
@@ -78,6 +79,7 @@ TEST_CASE("a time profile survives its file, and a malformed one is refused by n
   test::temp_dir dir;
   auto p = flat_profile(1e-5, 2e-9);
   p.operators["envelope"].seconds_per_voxel[2] = 1e-9;
+  p.vector_instructions = "avx2";
   const auto path = dir.path() / "sub" / "profile.json";
   sim::write_time_profile(path, p);
   const auto q = sim::read_time_profile(path);
@@ -100,6 +102,10 @@ TEST_CASE("a time profile survives its file, and a malformed one is refused by n
   doc["version"] = 2;
   CHECK_THROWS_WITH(sim::read_time_profile(write(doc.dump())), Catch::Contains("this dwsr reads version 1"));
   CHECK_THROWS_AS(sim::read_time_profile(dir.path() / "missing.json"), io_error);
+  // Profiles from before the instruction set was recorded still read.
+  doc = sim::to_json(p);
+  doc["machine"].erase("vector_instructions");
+  CHECK(sim::read_time_profile(write(doc.dump())).vector_instructions.empty());
 }
 
 TEST_CASE("advising for time keeps every worker busy where the largest chunk would not") {
@@ -133,5 +139,6 @@ TEST_CASE("calibrate measures every operator asked for, at every thread count") 
     CHECK(c.per_voxel(1) > 0);  // an operator that computes costs time per voxel
   }
   CHECK(p.copy.per_voxel(1) > 0);
+  CHECK(p.vector_instructions == name(simd_isa_in_use()));
   CHECK_THROWS_WITH(calibrate(operators::catalogue(), {.ops = {"nope"}}), Catch::Contains("unknown operator 'nope'"));
 }

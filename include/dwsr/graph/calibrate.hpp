@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "dwsr/core/simd_isa.hpp"
 #include "dwsr/graph/chunked.hpp"
 #include "dwsr/sim/time_profile.hpp"
 
@@ -104,6 +105,7 @@ inline sim::time_profile calibrate(const registry& ops, const calibrate_options&
 
   sim::time_profile p;
   p.cpu = detail::machine_cpu();
+  p.vector_instructions = std::string(name(simd_isa_in_use()));
   p.cores = cores;
   p.created = detail::utc_now();
   p.trace_samples = samples;

@@ -5,7 +5,8 @@
 /// time model (graph/time_model.hpp).
 ///
 ///     {"format": "dwsr-time-profile", "version": 1,
-///      "machine": {"cpu": "AMD EPYC ...", "cores": 2}, "created": "2026-11-23T02:00:00Z",
+///      "machine": {"cpu": "AMD EPYC ...", "cores": 2, "vector_instructions": "avx2"},
+///      "created": "2026-11-23T02:00:00Z",
 ///      "trace_samples": 256, "quick": true,
 ///      "copy": {"fixed_seconds": 1e-6, "seconds_per_voxel": {"1": 2e-10}},
 ///      "operators": {"envelope": {"fixed_seconds": 3e-5, "seconds_per_voxel": {"1": 4.1e-9, "2": 2.2e-9}}, ...}}
@@ -57,8 +58,11 @@ struct step_cost {
 
 /// A machine's measured costs (see the file comment).
 struct time_profile {
-  std::string cpu;                  ///< the processor's model name
-  std::size_t cores = 1;            ///< cores available when it was measured
+  std::string cpu;        ///< the processor's model name
+  std::size_t cores = 1;  ///< cores available when it was measured
+  /// The cloned kernels' instruction set (core/simd_isa.hpp) when it was
+  /// measured; empty in profiles written before it was recorded.
+  std::string vector_instructions;
   std::string created;              ///< UTC time of the measurement, ISO 8601
   std::uint64_t trace_samples = 0;  ///< trace length the operators were measured on
   bool quick = false;               ///< measured with `--quick` (fewer shapes and repeats)
@@ -113,7 +117,7 @@ inline nlohmann::json to_json(const time_profile& p) {
   for (const auto& [name, s] : p.operators) ops[name] = detail::step_json(s);
   return {{"format", "dwsr-time-profile"},
           {"version", 1},
-          {"machine", {{"cpu", p.cpu}, {"cores", p.cores}}},
+          {"machine", {{"cpu", p.cpu}, {"cores", p.cores}, {"vector_instructions", p.vector_instructions}}},
           {"created", p.created},
           {"trace_samples", p.trace_samples},
           {"quick", p.quick},
@@ -132,6 +136,7 @@ inline time_profile time_profile_from_json(const nlohmann::json& j, const std::s
   try {
     p.cpu = j.at("machine").at("cpu").get<std::string>();
     p.cores = j.at("machine").at("cores").get<std::size_t>();
+    p.vector_instructions = j.at("machine").value("vector_instructions", "");
     p.created = j.at("created").get<std::string>();
     p.trace_samples = j.at("trace_samples").get<std::uint64_t>();
     p.quick = j.at("quick").get<bool>();

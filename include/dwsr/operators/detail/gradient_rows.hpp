@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "dwsr/core/shape.hpp"
+#include "dwsr/core/simd_isa.hpp"
 #include "dwsr/operators/detail/window_stream.hpp"
 
 namespace dwsr::operators::detail {
@@ -48,9 +49,17 @@ void along_time(const float* x, std::uint64_t n, float* out, Tap&& tap, Load&& l
 struct gradient_rows {
   shape3 shape;
 
+  /// In the widest vector lanes in use (core/simd_isa.hpp; the same bits in
+  /// every instruction set: the clones fuse no multiply-add).
   template <class Slice, class Load>
   void operator()(Slice&& slice, Load&& load, std::uint64_t i, std::uint64_t j, float* const* scratch, float* gi,
                   float* gj, float* gk) const {
+    with_simd_isa(simd_isa_in_use(), [&](auto) { of_row(slice, load, i, j, scratch, gi, gj, gk); });
+  }
+
+  template <class Slice, class Load>
+  void of_row(Slice&& slice, Load&& load, std::uint64_t i, std::uint64_t j, float* const* scratch, float* gi, float* gj,
+              float* gk) const {
     const auto nt = shape.samples;
     const std::uint64_t il[3] = {reflect_index(std::int64_t(i) - 1, shape.inlines), i,
                                  reflect_index(std::int64_t(i) + 1, shape.inlines)};

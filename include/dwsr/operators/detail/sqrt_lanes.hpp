@@ -1,15 +1,20 @@
 #pragma once
 /// \file Square roots of float and double arrays in SIMD lanes. The build keeps
 /// math errno on, so a loop calling std::sqrt does not vectorise (the call may
-/// set errno); the SSE2 roots (baseline x86-64) are the same correctly rounded
-/// IEEE operation, so results are std::sqrt's bit for bit, four floats or two
-/// doubles per instruction.
+/// set errno); the SSE2 roots (baseline x86-64) and those of the AVX2 and
+/// AVX-512 clones (core/simd_isa.hpp) are the same correctly rounded IEEE
+/// operation, so results are std::sqrt's bit for bit, two to eight doubles per
+/// instruction.
 
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 
-#if defined(__SSE2__)
+#include "dwsr/core/simd_isa.hpp"
+
+#if DWSR_SIMD_CLONES
+#include <immintrin.h>
+#elif defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
@@ -30,9 +35,33 @@ inline void sqrt_nan_to_zero(float* y, std::uint64_t n) {
   }
 }
 
-/// x[k] = sqrt(x[k]) for k < n (NaN for a negative x, as std::sqrt).
+#if DWSR_SIMD_CLONES
+// The wider lanes' roots (intrinsics need their instruction set's target;
+// inlined into that set's clones). Each returns how many it took.
+DWSR_TARGET_AVX2 inline std::size_t sqrt_lanes_avx2(double* x, std::size_t n) {
+  std::size_t k = 0;
+  for (; k + 4 <= n; k += 4) _mm256_storeu_pd(x + k, _mm256_sqrt_pd(_mm256_loadu_pd(x + k)));
+  return k;
+}
+DWSR_TARGET_AVX512 inline std::size_t sqrt_lanes_avx512(double* x, std::size_t n) {
+  std::size_t k = 0;
+  for (; k + 8 <= n; k += 8) {
+    const __m512d v = _mm512_loadu_pd(x + k);
+    _mm512_storeu_pd(x + k, _mm512_mask_sqrt_pd(v, 0xff, v));  // _mm512_sqrt_pd trips GCC 12 -Wuninitialized
+  }
+  return k;
+}
+#endif
+
+/// x[k] = sqrt(x[k]) for k < n (NaN for a negative x, as std::sqrt), in the
+/// lanes of Isa (inlined into that instruction set's clone of a kernel).
+template <simd_isa Isa = simd_isa::baseline>
 inline void sqrt_each(double* x, std::size_t n) {
   std::size_t k = 0;
+#if DWSR_SIMD_CLONES
+  if constexpr (Isa == simd_isa::avx512) k = sqrt_lanes_avx512(x, n);
+  if constexpr (Isa == simd_isa::avx2) k = sqrt_lanes_avx2(x, n);
+#endif
 #if defined(__SSE2__)
   for (; k + 2 <= n; k += 2) _mm_storeu_pd(x + k, _mm_sqrt_pd(_mm_loadu_pd(x + k)));
 #endif

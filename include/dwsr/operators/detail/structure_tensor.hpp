@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "dwsr/core/cube_view.hpp"
+#include "dwsr/core/simd_isa.hpp"
 #include "dwsr/operators/detail/gradient_rows.hpp"
 #include "dwsr/operators/detail/window_stream.hpp"
 
@@ -81,8 +82,8 @@ class uniform_scratch {
 /// the crosslines new to j's window are summed (a window's reflected
 /// crosslines lie in kernel[1] consecutive ones, so they never share a row).
 template <std::size_t C, class Ring, class Value, class Ctx, class Out>
-void uniform_rows(const Ring& ring, shape3 shape, const kernel_extents& w, std::uint64_t i, std::uint64_t j,
-                  bool follows, Value&& value, const uniform_scratch<Ctx>& scratch, std::size_t slot, Out&& out) {
+void uniform_rows_in(const Ring& ring, shape3 shape, const kernel_extents& w, std::uint64_t i, std::uint64_t j,
+                     bool follows, Value&& value, const uniform_scratch<Ctx>& scratch, std::size_t slot, Out&& out) {
   const auto nt = shape.samples;
   const auto size0 = static_cast<double>(w[0].size());
   const auto size1 = static_cast<double>(w[1].size());
@@ -132,6 +133,15 @@ void uniform_rows(const Ring& ring, shape3 shape, const kernel_extents& w, std::
     for (std::uint64_t t = 0; t < nt; ++t) v[t] = static_cast<float>(sum[t] / size1);
     window_mean_along_time(v, nt, w[2], out(c), sums[c]);
   }
+}
+
+/// uniform_rows_in in the widest vector lanes in use (core/simd_isa.hpp: its
+/// sums are adds in window order, the same bits in every instruction set).
+template <std::size_t C, class Ring, class Value, class Ctx, class Out>
+void uniform_rows(const Ring& ring, shape3 shape, const kernel_extents& w, std::uint64_t i, std::uint64_t j,
+                  bool follows, Value&& value, const uniform_scratch<Ctx>& scratch, std::size_t slot, Out&& out) {
+  with_simd_isa(simd_isa_in_use(),
+                [&](auto) { uniform_rows_in<C>(ring, shape, w, i, j, follows, value, scratch, slot, out); });
 }
 
 /// The parallel_for grain for rows that call uniform_rows: a task's first row
