@@ -359,11 +359,7 @@ TEST_CASE("dwsr run writes the same bytes with every vector instruction set (DWS
     std::vector<std::filesystem::path> files(std::filesystem::directory_iterator(out), {});
     std::sort(files.begin(), files.end());
     std::string bytes;
-    for (const auto& file : files) {
-      std::ifstream in(file, std::ios::binary);
-      bytes += file.filename().string() + ":" +
-               std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    }
+    for (const auto& file : files) bytes += file.filename().string() + ":" + read_raw(file);
     CHECK(bytes.size() > 10 * 9 * 80 * 4);
     return bytes;
   };
