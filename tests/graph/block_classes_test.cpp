@@ -243,4 +243,9 @@ TEST_CASE("chunks far below the halo, and caching models over too many events, a
   CHECK_THROWS_WITH(
       detail::measure_classes_under(small, classes, detail::run_phase_reductions(small), {"exact", "host_malloc"}),
       Catch::Contains("'host_malloc' keeps a cache") && Catch::Contains("expected exact or host_pages"));
+  // A whole-unit model's name with settings is make_model's error, not a model taken by its name.
+  CHECK_THROWS_WITH(
+      detail::measure_classes_under(small, classes, detail::run_phase_reductions(small), {"host_pages:4096"}),
+      Catch::Contains("'host_pages' takes no settings"));
+  CHECK_THROWS_WITH(model_peaks(s, plan, "exact:1"), Catch::Contains("'exact' takes no settings"));
 }

@@ -106,18 +106,30 @@ inline peak_jobs pool_of(std::vector<column> features, const float* x, const dou
   return p;
 }
 
+/// jobs_from_dataset's body, with the dataset's columns and graphs given
+/// (copied or moved by the caller).
+inline peak_jobs jobs_of(const dataset& d, std::vector<column> features, std::vector<nlohmann::json> graphs,
+                         const peak_jobs_options& o) {
+  if (d.task != dataset_task::peak)
+    throw invalid_input("a dataset of task " + std::string(name_of(d.task)) + " for PeakPredict; expected task peak");
+  const auto l = index_named(d.labels, o.label, "label", "the dataset");
+  const auto s = split_named(o.split, "the dataset");
+  const bool one_graph_per_row = d.graph_slots == 1 && d.graph_of_row.size() == d.rows();
+  return pool_of(std::move(features), d.x.data(), d.y.data(), d.labels.size(), d.split.data(),
+                 one_graph_per_row ? d.graph_of_row.data() : nullptr, std::move(graphs), d.rows(), l, s, o);
+}
+
 }  // namespace detail
 
 /// The pool of a generated dataset `d` (task peak). Throws invalid_input for
 /// another task, or a label or split the dataset lacks.
 inline peak_jobs jobs_from_dataset(const dataset& d, const peak_jobs_options& o = {}) {
-  if (d.task != dataset_task::peak)
-    throw invalid_input("a dataset of task " + std::string(name_of(d.task)) + " for PeakPredict; expected task peak");
-  const auto l = detail::index_named(d.labels, o.label, "label", "the dataset");
-  const auto s = detail::split_named(o.split, "the dataset");
-  const bool one_graph_per_row = d.graph_slots == 1 && d.graph_of_row.size() == d.rows();
-  return detail::pool_of(d.features, d.x.data(), d.y.data(), d.labels.size(), d.split.data(),
-                         one_graph_per_row ? d.graph_of_row.data() : nullptr, d.graphs, d.rows(), l, s, o);
+  return detail::jobs_of(d, d.features, d.graphs, o);
+}
+/// jobs_from_dataset, moving the dataset's columns and graphs instead of
+/// copying them (a pool drawn per batch of episodes makes the copy count).
+inline peak_jobs jobs_from_dataset(dataset&& d, const peak_jobs_options& o = {}) {
+  return detail::jobs_of(d, std::move(d.features), std::move(d.graphs), o);
 }
 
 /// A pool drawn from `seed`: make_dataset of task peak with `rows` rows of

@@ -17,9 +17,12 @@
 ///   for hours.
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -52,6 +55,15 @@ inline std::optional<std::uint64_t> whole_units_of(const sim::any_model& m) {
 /// is freed, so that it can be planned one block shape at a time.
 inline bool holds_nothing_between_blocks(const sim::any_model& m) { return whole_units_of(m).has_value(); }
 
+/// whole_units_of(sim::make_model(spec)) without building the model for the
+/// two whole-unit models (which take no settings): plans ask once per
+/// chunking. Throws make_model's invalid_input for a bad spec.
+inline std::optional<std::uint64_t> whole_units_of(std::string_view spec) {
+  if (spec == sim::exact_model::name) return sim::exact_model::granule;
+  if (spec == sim::host_pages_model::name) return sim::host_pages_model::granule;
+  return whole_units_of(sim::make_model(spec));
+}
+
 namespace detail {
 
 /// One step measured in a meta execution through a fresh model built from
@@ -73,20 +85,26 @@ std::pair<std::uint64_t, std::uint64_t> model_step(const chunked_schedule& s, co
 /// The peaks of one step under several whole-unit models at once: each
 /// holds the live buffers, each rounded up to its unit, so a sum and a
 /// maximum per unit are the model (the stream, dwsr's own, needs no checks).
+/// Units are powers of two (the models' granules), so rounding is a mask:
+/// this sink sees every event of every plan a dataset measures.
 class whole_units_peaks {
  public:
-  explicit whole_units_peaks(std::vector<std::uint64_t> units)
-      : units_(std::move(units)), live_(units_.size()), peak_(units_.size()) {}
+  explicit whole_units_peaks(const std::vector<std::uint64_t>& units) : live_(units.size()), peak_(units.size()) {
+    for (const auto u : units) {
+      if (!std::has_single_bit(u)) throw std::logic_error("whole_units_peaks: a unit that is not a power of two");
+      masks_.push_back(u - 1);
+    }
+  }
   void on_event(const event& e) noexcept {
     if (e.dev != device::host) return;
-    for (std::size_t m = 0; m < units_.size(); ++m) {
-      const auto held = sim::detail::whole_units(e.bytes, units_[m]);
-      if (e.act == action::alloc) {
-        live_[m] += held;
+    const auto n = masks_.size();
+    if (e.act == action::alloc) {
+      for (std::size_t m = 0; m < n; ++m) {
+        live_[m] += (e.bytes + masks_[m]) & ~masks_[m];
         peak_[m] = std::max(peak_[m], live_[m]);
-      } else {
-        live_[m] -= held;
       }
+    } else {
+      for (std::size_t m = 0; m < n; ++m) live_[m] -= (e.bytes + masks_[m]) & ~masks_[m];
     }
   }
   std::uint64_t peak(std::size_t m) const noexcept { return peak_[m]; }
@@ -97,7 +115,7 @@ class whole_units_peaks {
   }
 
  private:
-  std::vector<std::uint64_t> units_, live_, peak_;
+  std::vector<std::uint64_t> masks_, live_, peak_;
 };
 
 /// class_steps of `classes` under each of `specs`: models that hold nothing
@@ -114,14 +132,14 @@ inline std::vector<class_steps> measure_classes_under(const chunked_schedule& s,
       specs.size(), class_steps{std::vector<std::uint64_t>(ks.size()), std::vector<std::uint64_t>(ks.size())});
   std::vector<std::uint64_t> units;
   for (const auto& spec : specs) {
-    const auto unit = whole_units_of(sim::make_model(spec));
+    const auto unit = whole_units_of(spec);
     if (!unit)
       throw invalid_input("allocator model '" + spec +
                           "' keeps a cache from block to block, so its plan cannot be measured one block shape at a " +
                           "time; expected exact or host_pages");
     units.push_back(*unit);
   }
-  whole_units_peaks peaks(std::move(units));
+  whole_units_peaks peaks(units);
   for (std::size_t k = 0; k < ks.size(); ++k)
     for (const auto& ph : s.phases()) {
       peaks.restart();
@@ -149,7 +167,7 @@ template <class MetaCtx = meta_context>
 std::vector<std::uint64_t> model_peaks(const chunked_schedule& s, const chunked_plan& plan, const std::string& spec,
                                        replay_budget& budget) {
   std::vector<std::uint64_t> peaks(s.workers());
-  if (holds_nothing_between_blocks(sim::make_model(spec))) {
+  if (whole_units_of(spec)) {
     const auto reductions = detail::run_phase_reductions(s);
     const auto by_class = detail::plan_by_class(s, [&](const schedule_phase& ph, const block& b) {
       return detail::model_step<MetaCtx>(s, reductions, ph, b, spec);

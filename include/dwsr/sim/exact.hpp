@@ -7,6 +7,7 @@
 /// stream, as every model does), an add and a compare. A free carries the bytes
 /// of its alloc, so nothing else is kept per buffer.
 
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -33,6 +34,7 @@ class whole_units_model : public model_base<Model> {
  public:
   /// Bytes of one unit: every buffer is held as a whole number of them.
   static constexpr std::uint64_t granule = Granule;
+  static_assert(std::has_single_bit(Granule), "planners round to whole units with a mask");
 
   explicit whole_units_model(std::optional<std::uint64_t> capacity = {}) : capacity_(capacity.value_or(unlimited)) {}
 
