@@ -6,7 +6,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
@@ -223,6 +225,32 @@ TEST_CASE("the 3x3x3 median network selects what a full sort selects, ties, infi
     INFO(to_string(s));
     CHECK(wrong == 0);
   }
+}
+
+TEST_CASE("the 3x3x3 median network gives the same bits in every vector instruction set, zeros' signs included") {
+  // Ties between -0 and +0 are where a min or max may pick either operand:
+  // every lane width, and the scalar tail, must pick the same one.
+  const float levels[] = {-1.0f, -0.0f, 0.0f, 1.0f, 0.0f, -0.0f, 2.0f};
+  std::uint64_t negative_zeros = 0;
+  for (const std::uint64_t nt : {1, 2, 3, 15, 64, 65, 66, 130, 203}) {
+    std::vector<float> x(9 * nt);
+    for (std::uint64_t i = 0; i < x.size(); ++i) x[i] = levels[(i * 7919 + i / 5) % 7];
+    std::array<const float*, 9> traces{};
+    for (std::size_t m = 0; m < 9; ++m) traces[m] = x.data() + m * nt;
+    std::vector<float> sorted(9 * nt);
+    auto median = [&](simd_isa isa) {
+      std::vector<float> out(nt);
+      median27::trace(traces.data(), nt, sorted.data(), out.data(), isa);
+      return std::vector<std::uint32_t>(reinterpret_cast<const std::uint32_t*>(out.data()),
+                                        reinterpret_cast<const std::uint32_t*>(out.data()) + nt);
+    };
+    INFO(nt << " samples");
+    const auto baseline = median(simd_isa::baseline);
+    negative_zeros += std::uint64_t(std::count(baseline.begin(), baseline.end(), 0x80000000u));
+    if (cpu_simd_isa() >= simd_isa::avx2) CHECK(median(simd_isa::avx2) == baseline);
+    if (cpu_simd_isa() >= simd_isa::avx512) CHECK(median(simd_isa::avx512) == baseline);
+  }
+  CHECK(negative_zeros > 0);  // the ties were there to break
 }
 
 // The CUDA window filters' tile path (operators/cuda/detail/tile_filter.hpp),

@@ -117,9 +117,10 @@ struct gaussian : detail::noise_reduction_op {
 
 /// median: scipy.ndimage.median_filter(x, size=kernel), NaN -> 0. Exact
 /// selection, so finite results equal scipy's bit for bit (even sizes: the
-/// upper median, rank size // 2, as scipy). Speed (3 x 3 x 3): ~0.16 GB/s per
-/// core, ~150 min/max operations a sample in SSE2 lanes (detail/rank_filter.hpp);
-/// other windows sort columns and merge, ~0.015 GB/s.
+/// upper median, rank size // 2, as scipy). Speed (3 x 3 x 3): bound by ~275
+/// min/max operations a sample (detail/rank_filter.hpp), ~0.11 GB/s per core in
+/// SSE2 lanes, ~0.18 GB/s in AVX-512's; other windows sort columns and merge,
+/// ~0.015 GB/s.
 DWSR_DECLARE_OPERATOR(median, "3-D median filter of a box window (scipy median_filter, reflect)",
                       detail::box_filter<median, detail::window_median>)
 

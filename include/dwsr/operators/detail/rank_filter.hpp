@@ -21,6 +21,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "dwsr/core/simd_isa.hpp"
 #include "dwsr/operators/detail/separable.hpp"
 
 namespace dwsr::operators::detail {
@@ -102,10 +103,15 @@ struct median27 {
   }
 
   // out[t] for t in [first, last): columns a = t + da, b = t, c = t + dc
-  // (da, dc in {-1, 0, 1}: the reflected neighbours at the trace ends).
+  // (da, dc in {-1, 0, 1}: the reflected neighbours at the trace ends). The
+  // inner loop is left to the compiler, which vectorises it in the lanes of
+  // each instruction set's clone (4, 8 or 16 floats). Its conditionals are
+  // MINPS's and MAXPS's own definitions (the second operand on ties), so
+  // every width, the tail included, returns the same bits.
+  template <simd_isa Isa>
   static void select(const float* sorted, std::uint64_t nt, std::uint64_t first, std::uint64_t last, std::int64_t da,
-                     std::int64_t dc, float* out) {
-    constexpr std::uint64_t block = 32;
+                     std::int64_t dc, float* out, simd_lanes<Isa>) {
+    constexpr std::uint64_t block = 64;
     constexpr float inf = std::numeric_limits<float>::infinity();
     float none[block];  // a column taking no sample: max with -inf
     std::fill_n(none, block, -inf);
@@ -120,34 +126,40 @@ struct median27 {
           const float* a = i ? sorted + (i - 1) * nt + std::int64_t(t0) + da : none;
           const float* b = j ? sorted + (j - 1) * nt + t0 : none;
           const float* c = l ? sorted + (l - 1) * nt + std::int64_t(t0) + dc : none;
-          std::uint64_t u = 0;
-          for (; u + 4 <= n; u += 4) {
-            const __m128 m = _mm_max_ps(_mm_max_ps(_mm_loadu_ps(a + u), _mm_loadu_ps(b + u)), _mm_loadu_ps(c + u));
-            _mm_storeu_ps(best + u, _mm_min_ps(_mm_loadu_ps(best + u), m));
+          for (std::uint64_t u = 0; u < n; ++u) {
+            const float ab = a[u] > b[u] ? a[u] : b[u];
+            const float m = ab > c[u] ? ab : c[u];
+            best[u] = best[u] < m ? best[u] : m;
           }
-          for (; u < n; ++u) best[u] = std::min(best[u], std::max(std::max(a[u], b[u]), c[u]));
         }
       std::copy(best, best + n, out + t0);
     }
   }
 
-  // Median of every sample of the trace whose 9 neighbour traces are `traces`.
-  static void trace(const float* const* traces, std::uint64_t nt, float* sorted, float* out) {
+  // Median of every sample of the trace whose 9 neighbour traces are `traces`,
+  // selected in the lanes of `isa` (which the CPU must run).
+  static void trace(const float* const* traces, std::uint64_t nt, float* sorted, float* out,
+                    simd_isa isa = simd_isa_in_use()) {
     sort_columns(traces, nt, sorted);
-    if (nt == 1) return select(sorted, 1, 0, 1, 0, 0, out);
-    select(sorted, nt, 0, 1, 0, 1, out);  // reflect(-1) = 0
-    select(sorted, nt, 1, nt - 1, -1, 1, out);
-    select(sorted, nt, nt - 1, nt, -1, 0, out);  // reflect(nt) = nt - 1
+    with_simd_isa(isa, [&](auto lanes) {
+      if (nt == 1) return select(sorted, 1, 0, 1, 0, 0, out, lanes);
+      select(sorted, nt, 0, 1, 0, 1, out, lanes);  // reflect(-1) = 0
+      select(sorted, nt, 1, nt - 1, -1, 1, out, lanes);
+      select(sorted, nt, nt - 1, nt, -1, 0, out, lanes);  // reflect(nt) = nt - 1
+    });
   }
 };
 
 #endif
 
-/// Whether any of the q traces of nt samples holds a NaN.
+/// Whether any of the q traces of nt samples holds a NaN. Written so that the
+/// compiler vectorises the scan (one trace's pointer held, an int or-ed into):
+/// the 3x3x3 median checks its 9 traces for every output trace.
 inline bool any_nan(const float* const* traces, std::uint64_t q, std::uint64_t nt) {
   for (std::uint64_t k = 0; k < q; ++k) {
-    bool nan = false;
-    for (std::uint64_t t = 0; t < nt; ++t) nan |= traces[k][t] != traces[k][t];
+    const float* x = traces[k];
+    int nan = 0;
+    for (std::uint64_t t = 0; t < nt; ++t) nan |= x[t] != x[t];
     if (nan) return true;
   }
   return false;
