@@ -85,26 +85,25 @@ std::pair<std::uint64_t, std::uint64_t> model_step(const chunked_schedule& s, co
 /// The peaks of one step under several whole-unit models at once: each
 /// holds the live buffers, each rounded up to its unit, so a sum and a
 /// maximum per unit are the model (the stream, dwsr's own, needs no checks).
-/// Units are powers of two (the models' granules), so rounding is a mask:
-/// this sink sees every event of every plan a dataset measures.
+/// Units are powers of two (the models' granules, as sim::detail::whole_units
+/// requires): this sink sees every event of every plan a dataset measures.
 class whole_units_peaks {
  public:
-  explicit whole_units_peaks(const std::vector<std::uint64_t>& units) : live_(units.size()), peak_(units.size()) {
-    for (const auto u : units) {
+  explicit whole_units_peaks(std::vector<std::uint64_t> units)
+      : units_(std::move(units)), live_(units_.size()), peak_(units_.size()) {
+    for (const auto u : units_)
       if (!std::has_single_bit(u)) throw std::logic_error("whole_units_peaks: a unit that is not a power of two");
-      masks_.push_back(u - 1);
-    }
   }
   void on_event(const event& e) noexcept {
     if (e.dev != device::host) return;
-    const auto n = masks_.size();
+    const auto n = units_.size();
     if (e.act == action::alloc) {
       for (std::size_t m = 0; m < n; ++m) {
-        live_[m] += (e.bytes + masks_[m]) & ~masks_[m];
+        live_[m] += sim::detail::whole_units(e.bytes, units_[m]);
         peak_[m] = std::max(peak_[m], live_[m]);
       }
     } else {
-      for (std::size_t m = 0; m < n; ++m) live_[m] -= (e.bytes + masks_[m]) & ~masks_[m];
+      for (std::size_t m = 0; m < n; ++m) live_[m] -= sim::detail::whole_units(e.bytes, units_[m]);
     }
   }
   std::uint64_t peak(std::size_t m) const noexcept { return peak_[m]; }
@@ -115,7 +114,7 @@ class whole_units_peaks {
   }
 
  private:
-  std::vector<std::uint64_t> masks_, live_, peak_;
+  std::vector<std::uint64_t> units_, live_, peak_;
 };
 
 /// class_steps of `classes` under each of `specs`: models that hold nothing
@@ -139,7 +138,7 @@ inline std::vector<class_steps> measure_classes_under(const chunked_schedule& s,
                           "time; expected exact or host_pages");
     units.push_back(*unit);
   }
-  whole_units_peaks peaks(units);
+  whole_units_peaks peaks(std::move(units));
   for (std::size_t k = 0; k < ks.size(); ++k)
     for (const auto& ph : s.phases()) {
       peaks.restart();

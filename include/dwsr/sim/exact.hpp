@@ -20,11 +20,12 @@ namespace dwsr::sim {
 
 namespace detail {
 
-/// `bytes` rounded up to whole units of `unit` bytes: what a whole-units
-/// model holds for a buffer (planners that count these models without the
-/// model itself round with it too).
+/// `bytes` rounded up to whole units of `unit` bytes, a power of two (each
+/// model's granule, asserted where it is defined): what a whole-units model
+/// holds for a buffer (planners that count these models without the model
+/// itself round with it too, on every event, hence a mask, not a division).
 constexpr std::uint64_t whole_units(std::uint64_t bytes, std::uint64_t unit) noexcept {
-  return (bytes + unit - 1) / unit * unit;
+  return (bytes + unit - 1) & ~(unit - 1);
 }
 
 /// Live buffers, each held in whole units of `Granule` bytes (1: exactly the
@@ -34,7 +35,7 @@ class whole_units_model : public model_base<Model> {
  public:
   /// Bytes of one unit: every buffer is held as a whole number of them.
   static constexpr std::uint64_t granule = Granule;
-  static_assert(std::has_single_bit(Granule), "planners round to whole units with a mask");
+  static_assert(std::has_single_bit(Granule), "whole_units rounds with a mask");
 
   explicit whole_units_model(std::optional<std::uint64_t> capacity = {}) : capacity_(capacity.value_or(unlimited)) {}
 
