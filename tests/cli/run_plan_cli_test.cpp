@@ -346,9 +346,9 @@ TEST_CASE("dwsr run event_picks writes its table, the same bytes for every chunk
 
 TEST_CASE("dwsr run writes the same bytes with every vector instruction set (DWSR_SIMD); an unknown one is refused") {
   temp_dir dir;
-  // The structure-tensor and edge families run their eigen-solves, and the
-  // median its selection, in the widest lanes the CPU has: the outputs must
-  // not depend on which.
+  // The structure-tensor and edge families run their eigen-solves, the
+  // median its selection and the separable filters their passes in the widest
+  // lanes the CPU has: the outputs must not depend on which.
   auto run = [&](const char* simd, const std::string& op) {
     ::setenv("DWSR_SIMD", simd, 1);
     const auto out = dir / (op + "-" + simd);
@@ -365,8 +365,11 @@ TEST_CASE("dwsr run writes the same bytes with every vector instruction set (DWS
     return bytes;
   };
   // Solve (gst_*, chaos), window sums and gradients (all), gradients of dips
-  // (volume_curvature), the 3x3x3 median's selection (median).
-  for (const std::string op : {"gst_3d_dip", "gst_2d_dips", "chaos", "gradient_dips", "volume_curvature", "median"}) {
+  // (volume_curvature), the 3x3x3 median's selection (median), separable
+  // passes along each axis (gaussian), streamed by slice (gradient_magnitude)
+  // and trace by trace (trace_agc, reflection_intensity).
+  for (const std::string op : {"gst_3d_dip", "gst_2d_dips", "chaos", "gradient_dips", "volume_curvature", "median",
+                               "gaussian", "gradient_magnitude", "trace_agc", "reflection_intensity"}) {
     INFO(op);
     const auto baseline = run("baseline", op);
     if (cpu_simd_isa() >= simd_isa::avx2) CHECK(run("avx2", op) == baseline);

@@ -20,6 +20,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "dwsr/core/simd_isa.hpp"
 #include "dwsr/operators/detail/common.hpp"
 #include "dwsr/operators/detail/kernel_param.hpp"
 #include "dwsr/operators/detail/separable.hpp"
@@ -111,17 +112,20 @@ void windowed_rms(Ctx& ctx, cube_view<const float> in, float* y, const std::arra
   };
   const auto nt = s.samples;
   const float* x = in.data();
+  const auto isa = simd_isa_in_use();
   ctx.parallel_for(
       s.traces(),
       [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
         float* buf = scratch.row(slot, 0);
-        for (auto tr = b; tr < e; ++tr) {
-          const float* xl = x + tr * nt;
-          float* yl = y + tr * nt;
-          for (std::uint64_t t = 0; t < nt; ++t) yl[t] = xl[t] * xl[t];
-          if (time_pass) detail::correlate_line(yl, yl, nt, passes[0].kernel, buf);
-          if (!strided) finish_line(xl, yl, nt);
-        }
+        with_simd_isa(isa, [&](auto lanes) {
+          for (auto tr = b; tr < e; ++tr) {
+            const float* xl = x + tr * nt;
+            float* yl = y + tr * nt;
+            for (std::uint64_t t = 0; t < nt; ++t) yl[t] = xl[t] * xl[t];
+            if (time_pass) detail::correlate_line<lanes()>(yl, yl, nt, passes[0].kernel, buf);
+            if (!strided) finish_line(xl, yl, nt);
+          }
+        });
       },
       16);
   if (!strided) return;
@@ -423,24 +427,27 @@ struct trace_agc : detail::signal_op, detail::kernel_params_of<1, 1, 9> {
     if constexpr (Ctx::computes) {
       const auto nt = s.samples;
       for (std::size_t t = 0; t < ctx.threads(); ++t) largest.row(t, 0)[0] = 0;
+      const auto isa = simd_isa_in_use();
       ctx.parallel_for(
           s.traces(),
           [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
             // the largest mean square (NaN skipped), rooted once: sqrt is monotone
-            constexpr std::uint64_t lanes = 8;
-            float most[lanes] = {};
+            constexpr std::uint64_t ways = 8;
+            float most[ways] = {};
             float* buf = scratch.row(slot, 0);
             float* m = buf + k.before();  // the squares, then their means
-            for (auto tr = b; tr < e; ++tr) {
-              const float* x = block.data() + tr * nt;
-              for (std::uint64_t t = 0; t < nt; ++t) m[t] = x[t] * x[t];
-              detail::reflect_ends(buf, nt, k);
-              detail::correlate_extended(buf, buf, nt, k);
-              std::uint64_t t = 0;
-              for (; t + lanes <= nt; t += lanes)
-                for (std::uint64_t u = 0; u < lanes; ++u) most[u] = buf[t + u] > most[u] ? buf[t + u] : most[u];
-              for (; t < nt; ++t) most[0] = buf[t] > most[0] ? buf[t] : most[0];
-            }
+            with_simd_isa(isa, [&](auto lanes) {
+              for (auto tr = b; tr < e; ++tr) {
+                const float* x = block.data() + tr * nt;
+                for (std::uint64_t t = 0; t < nt; ++t) m[t] = x[t] * x[t];
+                detail::reflect_ends(buf, nt, k);
+                detail::correlate_extended<lanes()>(buf, buf, nt, k);
+                std::uint64_t t = 0;
+                for (; t + ways <= nt; t += ways)
+                  for (std::uint64_t u = 0; u < ways; ++u) most[u] = buf[t + u] > most[u] ? buf[t + u] : most[u];
+                for (; t < nt; ++t) most[0] = buf[t] > most[0] ? buf[t] : most[0];
+              }
+            });
             float& row = largest.row(slot, 0)[0];
             for (const float v : most) row = std::max(row, std::sqrt(v));
           },
@@ -505,6 +512,7 @@ struct gradient_magnitude : detail::signal_op {
     const auto panels = (nt + width - 1) / width;
     float* b = g1.data();
     float* c = g2.data();
+    const auto isa = simd_isa_in_use();
     // Per slice three parallel sweeps (each pass as in correlate_axis, same bits):
     // inline passes by blocks, crossline passes by panels, time passes and the
     // magnitude trace by trace while the trace is in cache.
@@ -512,38 +520,44 @@ struct gradient_magnitude : detail::signal_op {
       float* a = out[0].as<float>().data() + il * slice;  // g0, then the magnitude
       ctx.parallel_for((slice + detail::inline_block - 1) / detail::inline_block,
                        [&](std::uint64_t lo, std::uint64_t hi, std::size_t) {
-                         for (auto blk = lo; blk < hi; ++blk) {
-                           const auto c0 = blk * detail::inline_block;
-                           const auto w = std::min(detail::inline_block, slice - c0);
-                           detail::correlate_inline_block(input_slice, il, s.inlines, c0, w, k[1], a);
-                           detail::correlate_inline_block(input_slice, il, s.inlines, c0, w, k[0], c);
-                         }
+                         with_simd_isa(isa, [&](auto) {
+                           for (auto blk = lo; blk < hi; ++blk) {
+                             const auto c0 = blk * detail::inline_block;
+                             const auto w = std::min(detail::inline_block, slice - c0);
+                             detail::correlate_inline_block(input_slice, il, s.inlines, c0, w, k[1], a);
+                             detail::correlate_inline_block(input_slice, il, s.inlines, c0, w, k[0], c);
+                           }
+                         });
                        });
       ctx.parallel_for(panels, [&](std::uint64_t lo, std::uint64_t hi, std::size_t slot) {
         float* buf = scratch.row(slot, 0);
-        for (auto p = lo; p < hi; ++p) {
-          const auto c0 = p * width;
-          const auto w = std::min(width, nt - c0);
-          crossline_pass(a + c0, a + c0, nx, nt, w, k[2], buf);
-          crossline_pass(c + c0, b + c0, nx, nt, w, k[3], buf);
-          crossline_pass(c + c0, c + c0, nx, nt, w, k[2], buf);
-        }
+        with_simd_isa(isa, [&](auto lanes) {
+          for (auto p = lo; p < hi; ++p) {
+            const auto c0 = p * width;
+            const auto w = std::min(width, nt - c0);
+            crossline_pass<lanes()>(a + c0, a + c0, nx, nt, w, k[2], buf);
+            crossline_pass<lanes()>(c + c0, b + c0, nx, nt, w, k[3], buf);
+            crossline_pass<lanes()>(c + c0, c + c0, nx, nt, w, k[2], buf);
+          }
+        });
       });
       ctx.parallel_for(nx, [&](std::uint64_t lo, std::uint64_t hi, std::size_t slot) {
         float* buf = scratch.row(slot, 0);
-        for (auto x = lo; x < hi; ++x) {
-          float *ta = a + x * nt, *tb = b + x * nt, *tc = c + x * nt;
-          detail::correlate_line(ta, ta, nt, k[4], buf);
-          detail::correlate_line(tb, tb, nt, k[4], buf);
-          detail::correlate_line(tc, tc, nt, k[5], buf);
-          for (std::uint64_t t = 0; t < nt; ++t) {
-            float sum = ta[t] * ta[t];
-            sum += tb[t] * tb[t];
-            sum += tc[t] * tc[t];
-            ta[t] = sum;
+        with_simd_isa(isa, [&](auto lanes) {
+          for (auto x = lo; x < hi; ++x) {
+            float *ta = a + x * nt, *tb = b + x * nt, *tc = c + x * nt;
+            detail::correlate_line<lanes()>(ta, ta, nt, k[4], buf);
+            detail::correlate_line<lanes()>(tb, tb, nt, k[4], buf);
+            detail::correlate_line<lanes()>(tc, tc, nt, k[5], buf);
+            for (std::uint64_t t = 0; t < nt; ++t) {
+              float sum = ta[t] * ta[t];
+              sum += tb[t] * tb[t];
+              sum += tc[t] * tc[t];
+              ta[t] = sum;
+            }
+            detail::sqrt_nan_to_zero(ta, nt);
           }
-          detail::sqrt_nan_to_zero(ta, nt);
-        }
+        });
       });
     }
   }
@@ -551,13 +565,14 @@ struct gradient_magnitude : detail::signal_op {
 
  private:
   // correlate_axis's work on one panel of w <= panel_width time columns of a slice.
+  template <simd_isa Isa>
   static void crossline_pass(const float* src, float* dst, std::uint64_t nx, std::uint64_t nt, std::uint64_t w,
                              detail::line_kernel k, float* buf) {
     if (w == detail::panel_width)
       detail::correlate_panel<detail::panel_width>(
           src, dst, nx, nt, std::integral_constant<std::uint64_t, detail::panel_width>{}, k, buf);
     else if (nt == 1)
-      detail::correlate_line(src, dst, nx, k, buf);
+      detail::correlate_line<Isa>(src, dst, nx, k, buf);
     else
       detail::correlate_panel<detail::panel_width>(src, dst, nx, nt, w, k, buf);
   }
@@ -582,15 +597,18 @@ struct reflection_intensity : detail::signal_op,
     const float* x = in.data();
     float* y = out[0].as<float>().data();
     const auto nt = s.samples;
+    const auto isa = simd_isa_in_use();
     // the time pass and NaN -> 0 trace by trace, while the trace is in cache
     ctx.parallel_for(
         s.traces(),
         [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
-          for (auto tr = b; tr < e; ++tr) {
-            float* yl = y + tr * nt;
-            detail::correlate_line(x + tr * nt, yl, nt, bank[0], scratch.row(slot, 0));
-            for (std::uint64_t t = 0; t < nt; ++t) yl[t] = detail::nan_to_zero(yl[t]);
-          }
+          with_simd_isa(isa, [&](auto lanes) {
+            for (auto tr = b; tr < e; ++tr) {
+              float* yl = y + tr * nt;
+              detail::correlate_line<lanes()>(x + tr * nt, yl, nt, bank[0], scratch.row(slot, 0));
+              for (std::uint64_t t = 0; t < nt; ++t) yl[t] = detail::nan_to_zero(yl[t]);
+            }
+          });
         },
         16);
   }
