@@ -508,8 +508,8 @@ struct gradient_magnitude : detail::signal_op {
     if constexpr (!Ctx::computes) return;
     auto input_slice = [&](std::uint64_t i) { return in.data() + i * slice; };
     const auto nx = s.crosslines, nt = s.samples;
-    const auto width = std::min(detail::panel_width, nt);
-    const auto panels = (nt + width - 1) / width;
+    const auto along = detail::lines_along(one, 1);  // a slice's crossline lines
+    const auto panels = detail::panels_per_group(along);
     float* b = g1.data();
     float* c = g2.data();
     const auto isa = simd_isa_in_use();
@@ -532,12 +532,10 @@ struct gradient_magnitude : detail::signal_op {
       ctx.parallel_for(panels, [&](std::uint64_t lo, std::uint64_t hi, std::size_t slot) {
         float* buf = scratch.row(slot, 0);
         with_simd_isa(isa, [&](auto lanes) {
-          for (auto p = lo; p < hi; ++p) {
-            const auto c0 = p * width;
-            const auto w = std::min(width, nt - c0);
-            crossline_pass<lanes()>(a + c0, a + c0, nx, nt, w, k[2], buf);
-            crossline_pass<lanes()>(c + c0, b + c0, nx, nt, w, k[3], buf);
-            crossline_pass<lanes()>(c + c0, c + c0, nx, nt, w, k[2], buf);
+          for (auto p = lo; p < hi; ++p) {  // the three passes of a panel while it is in cache
+            detail::correlate_panels<lanes()>(a, a, along, panels, p, p + 1, k[2], buf);
+            detail::correlate_panels<lanes()>(c, b, along, panels, p, p + 1, k[3], buf);
+            detail::correlate_panels<lanes()>(c, c, along, panels, p, p + 1, k[2], buf);
           }
         });
       });
@@ -562,20 +560,6 @@ struct gradient_magnitude : detail::signal_op {
     }
   }
   std::array<double, 3> sigmas;
-
- private:
-  // correlate_axis's work on one panel of w <= panel_width time columns of a slice.
-  template <simd_isa Isa>
-  static void crossline_pass(const float* src, float* dst, std::uint64_t nx, std::uint64_t nt, std::uint64_t w,
-                             detail::line_kernel k, float* buf) {
-    if (w == detail::panel_width)
-      detail::correlate_panel<detail::panel_width>(
-          src, dst, nx, nt, std::integral_constant<std::uint64_t, detail::panel_width>{}, k, buf);
-    else if (nt == 1)
-      detail::correlate_line<Isa>(src, dst, nx, k, buf);
-    else
-      detail::correlate_panel<detail::panel_width>(src, dst, nx, nt, w, k, buf);
-  }
 };
 
 /// reflection_intensity: the trapezoid integral (numpy.trapz) of the

@@ -275,11 +275,12 @@ void correlate_extended(const float* buf, float* dst, std::uint64_t length, line
   // 128-bit halves that its 256-bit loads cannot forward (3x slower), so it
   // reads the taps in place, 64 outputs at a time (2x faster than 16).
   std::uint64_t i = 0;
-  if constexpr (Isa == simd_isa::avx2)
-    i = correlate_blocks<line_block, false>(buf, dst, correlate_blocks<4 * line_block, false>(buf, dst, 0, length, k),
-                                            length, k);
-  else
-    i = correlate_blocks<line_block, true>(buf, dst, 0, length, k);
+  if constexpr (Isa == simd_isa::avx2) {
+    i = correlate_blocks<4 * line_block, false>(buf, dst, i, length, k);
+    i = correlate_blocks<line_block, false>(buf, dst, i, length, k);
+  } else {
+    i = correlate_blocks<line_block, true>(buf, dst, i, length, k);
+  }
   for (; i < length; ++i) {
     double acc = 0;
     for (std::uint64_t j = 0; j < k.size; ++j) acc += k.weights[j] * buf[i + j];
@@ -322,8 +323,15 @@ void correlate_panel(const float* src, float* dst, std::uint64_t length, std::ui
   }
 }
 
+/// Panels of up to panel_width lines in each group of `inner` interleaved lines (inner > 0).
+inline std::uint64_t panels_per_group(line_layout l) noexcept {
+  const auto width = std::min(panel_width, l.inner);
+  return (l.inner + width - 1) / width;
+}
+
 /// Correlates panels [b, e) of the lines along one axis (correlate_axis's
-/// work for one thread), `panels` per group of `inner` interleaved lines.
+/// work for one thread), `panels` (panels_per_group) per group of `inner`
+/// interleaved lines.
 template <simd_isa Isa>
 void correlate_panels(const float* src, float* dst, line_layout l, std::uint64_t panels, std::uint64_t b,
                       std::uint64_t e, line_kernel k, float* buf) {
@@ -351,8 +359,7 @@ void correlate_axis(Ctx& ctx, const float* src, float* dst, shape3 s, int axis, 
   if constexpr (!Ctx::computes) return;
   const auto l = lines_along(s, axis);
   if (l.outer == 0 || l.length == 0 || l.inner == 0) return;
-  const auto width = std::min(panel_width, l.inner);
-  const auto panels = (l.inner + width - 1) / width;
+  const auto panels = panels_per_group(l);
   ctx.parallel_for(l.outer * panels, [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
     float* buf = scratch.row(slot, 0);
     with_simd_isa(isa, [&](auto lanes) { correlate_panels<lanes()>(src, dst, l, panels, b, e, k, buf); });
