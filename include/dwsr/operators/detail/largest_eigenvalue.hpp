@@ -14,19 +14,24 @@
 /// the rare calls still uncertified (about 1e-4 on seismic data) fall back to
 /// Eigen's full symmetric solver. The result depends only on the sequence of
 /// matrices, never on threads. Scratch comes from the caller (the context);
-/// the fallback's matrices live on the stack.
+/// the fallback's matrices live on the stack. An order known at compile time
+/// (Order > 0) unrolls and vectorises the small loops, the same operations in
+/// the same order, so the same bits.
 
 #include <Eigen/Core>
 #include <Eigen/Eigenvalues>
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstdint>
 
 namespace dwsr::operators::detail {
 
-/// Largest eigenvalues of n x n symmetric PSD matrices (n <= max_size), warm-started.
-class largest_eigenvalue_solver {
+/// Largest eigenvalues of n x n symmetric PSD matrices (n <= max_size),
+/// warm-started; n is Order when Order > 0.
+template <std::uint64_t Order = 0>
+class basic_largest_eigenvalue_solver {
  public:
   /// Largest supported matrix order (the fallback's stack matrices).
   static constexpr std::uint64_t max_size = 49;
@@ -37,8 +42,10 @@ class largest_eigenvalue_solver {
   /// Scratch doubles one solver needs for order n.
   static constexpr std::uint64_t scratch_size(std::uint64_t n) { return n * n + 3 * n; }
 
-  largest_eigenvalue_solver(std::uint64_t n, double* scratch)
-      : n_(n), m_(scratch), v_(scratch + n * n), w_(v_ + n), u_(w_ + n) {}
+  basic_largest_eigenvalue_solver(std::uint64_t n, double* scratch)
+      : n_(n), m_(scratch), v_(scratch + n * n), w_(v_ + n), u_(w_ + n) {
+    assert(Order == 0 || n == Order);
+  }
 
   /// Forgets the warm start (next call starts from power iterations).
   void reset() { warm_ = false; }
@@ -47,7 +54,7 @@ class largest_eigenvalue_solver {
   /// is `trace` (> 0): within tolerance * trace below the exact value.
   double operator()(const double* c, double trace) {
     if (!warm_) {
-      std::fill(v_, v_ + n_, 1.0 / std::sqrt(double(n_)));
+      std::fill(v_, v_ + order(), 1.0 / std::sqrt(double(order())));
       for (int k = 0; k < 8; ++k) power_step(c);
     }
     for (int k = 0; k < power_steps; ++k) power_step(c);
@@ -66,8 +73,8 @@ class largest_eigenvalue_solver {
         // Converged to an eigenvector u that is not the largest one: the
         // largest is orthogonal to u, so iterate in u's complement.
         deflated = true;
-        std::copy(v_, v_ + n_, u_);
-        std::fill(v_, v_ + n_, 1.0);
+        std::copy(v_, v_ + order(), u_);
+        std::fill(v_, v_ + order(), 1.0);
         for (int k = 0; k < 4; ++k) {
           project_out(u_, v_);
           power_step(c);
@@ -83,17 +90,22 @@ class largest_eigenvalue_solver {
   }
 
  private:
+  std::uint64_t order() const {
+    if constexpr (Order > 0) return Order;
+    return n_;
+  }
+
   // v = C v / |C v|.
   void power_step(const double* c) {
     multiply(c, v_, w_);
-    if (normalise(w_)) std::copy(w_, w_ + n_, v_);
+    if (normalise(w_)) std::copy(w_, w_ + order(), v_);
   }
 
   // v = (C - rho I)^-1 v / |...| by Gaussian elimination with partial pivoting
   // (v is kept when C - rho I is exactly singular or the solve overflows).
   void inverse_step(const double* c) {
     const double rho = rayleigh(c);
-    const auto n = n_;
+    const auto n = order();
     std::copy(c, c + n * n, m_);
     for (std::uint64_t k = 0; k < n; ++k) m_[k * n + k] -= rho;
     std::copy(v_, v_ + n, w_);
@@ -131,13 +143,13 @@ class largest_eigenvalue_solver {
     const double margin = 2 * rho - trace;
     if (!(margin > 0)) return false;
     double r2 = 0;
-    for (std::uint64_t k = 0; k < n_; ++k) r2 += (w_[k] - rho * v_[k]) * (w_[k] - rho * v_[k]);
+    for (std::uint64_t k = 0; k < order(); ++k) r2 += (w_[k] - rho * v_[k]) * (w_[k] - rho * v_[k]);
     return r2 <= tolerance * trace * margin;
   }
 
   // Whether sigma I - C is positive definite (Cholesky succeeds).
   bool certified(const double* c, double sigma) {
-    const auto n = n_;
+    const auto n = order();
     for (std::uint64_t r = 0; r < n; ++r)
       for (std::uint64_t col = 0; col <= r; ++col) m_[r * n + col] = (r == col ? sigma : 0.0) - c[r * n + col];
     for (std::uint64_t k = 0; k < n; ++k) {
@@ -158,10 +170,10 @@ class largest_eigenvalue_solver {
   // Eigen's full solve; keeps its top eigenvector as the next warm start.
   double fallback(const double* c) {
     using bounded = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor, max_size, max_size>;
-    const auto size = static_cast<Eigen::Index>(n_);
+    const auto size = static_cast<Eigen::Index>(order());
     const bounded a = Eigen::Map<const Eigen::MatrixXd>(c, size, size);
     const Eigen::SelfAdjointEigenSolver<bounded> es(a, Eigen::ComputeEigenvectors);
-    for (std::uint64_t k = 0; k < n_; ++k) v_[k] = es.eigenvectors()(static_cast<Eigen::Index>(k), size - 1);
+    for (std::uint64_t k = 0; k < order(); ++k) v_[k] = es.eigenvectors()(static_cast<Eigen::Index>(k), size - 1);
     warm_ = true;
     return es.eigenvalues()[size - 1];
   }
@@ -169,30 +181,36 @@ class largest_eigenvalue_solver {
   // x -= (u . x) u for a unit vector u.
   void project_out(const double* u, double* x) const {
     double d = 0;
-    for (std::uint64_t k = 0; k < n_; ++k) d += u[k] * x[k];
-    for (std::uint64_t k = 0; k < n_; ++k) x[k] -= d * u[k];
+    for (std::uint64_t k = 0; k < order(); ++k) d += u[k] * x[k];
+    for (std::uint64_t k = 0; k < order(); ++k) x[k] -= d * u[k];
   }
 
   double rayleigh(const double* c) {
     multiply(c, v_, w_);
     double rho = 0;
-    for (std::uint64_t k = 0; k < n_; ++k) rho += v_[k] * w_[k];
+    for (std::uint64_t k = 0; k < order(); ++k) rho += v_[k] * w_[k];
     return rho;
   }
+  // y = C x. C is symmetric (both triangles stored), so row k is column k:
+  // adding x[k] times row k to every y[r], k ascending, sums each y[r] in the
+  // order of a row-by-row product (the same bits), vectorised over r.
   void multiply(const double* c, const double* x, double* y) const {
-    for (std::uint64_t r = 0; r < n_; ++r) {
-      double s = 0;
-      for (std::uint64_t k = 0; k < n_; ++k) s += c[r * n_ + k] * x[k];
-      y[r] = s;
+    const auto n = order();
+    double sum[max_size] = {};
+    for (std::uint64_t k = 0; k < n; ++k) {
+      const double xk = x[k];
+      const double* row = c + k * n;
+      for (std::uint64_t r = 0; r < n; ++r) sum[r] += row[r] * xk;
     }
+    std::copy(sum, sum + n, y);
   }
   // Scales x to unit length; false (x untouched) when its norm is 0 or not finite.
   bool normalise(double* x) const {
     double s = 0;
-    for (std::uint64_t k = 0; k < n_; ++k) s += x[k] * x[k];
+    for (std::uint64_t k = 0; k < order(); ++k) s += x[k] * x[k];
     const double norm = std::sqrt(s);
     if (!(norm > 0 && std::isfinite(norm))) return false;
-    for (std::uint64_t k = 0; k < n_; ++k) x[k] /= norm;
+    for (std::uint64_t k = 0; k < order(); ++k) x[k] /= norm;
     return true;
   }
 
@@ -203,5 +221,7 @@ class largest_eigenvalue_solver {
   double* u_;
   bool warm_ = false;
 };
+
+using largest_eigenvalue_solver = basic_largest_eigenvalue_solver<>;
 
 }  // namespace dwsr::operators::detail
