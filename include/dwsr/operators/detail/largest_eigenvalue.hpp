@@ -196,7 +196,7 @@ class basic_largest_eigenvalue_solver {
   // order of a row-by-row product (the same bits), vectorised over r.
   void multiply(const double* c, const double* x, double* y) const {
     const auto n = order();
-    double sum[max_size] = {};
+    double sum[Order > 0 ? Order : max_size] = {};
     for (std::uint64_t k = 0; k < n; ++k) {
       const double xk = x[k];
       const double* row = c + k * n;
