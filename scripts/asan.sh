@@ -23,7 +23,7 @@ tests=(memory_test complex_trace_test trace_fft_test polar_test signal_test nois
        separable_test dip_azimuth_test edge_detection_test symmetric_eigen_test frequency_test texture_test
        data_dependent_test graph_test io_test sim_test cli_test env_test leaderboard_test)
 
-# -O0: the build is half as long as with -O1, more than the slower tests cost
+# -O0: the build is 8 minutes shorter than with -O1, the tests 3 minutes longer
 # (docs/testing.md).
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
