@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 
 #include "dwsr/graph/model_plan.hpp"
@@ -91,17 +92,31 @@ TEST_CASE("the classes along an axis partition its blocks by extended and interi
                    << c.halo()[std::size_t(a)]);
       std::vector<int> seen(c.grid()[std::size_t(a)]);
       std::map<std::pair<std::uint64_t, std::uint64_t>, int> keys;
-      for (const auto& k : c.axis_classes(a)) {
-        CHECK(++keys[{k.extended, k.interior}] == 1);
-        for (const auto& [begin, end] : k.runs)
-          for (auto g = begin; g < end; ++g) {
-            const auto s = c.span(a, g);
-            CHECK(s.ext_end - s.ext_begin == k.extended);
-            CHECK(s.end - s.begin == k.interior);
-            ++seen[g];
-          }
+      const auto along = c.axis_classes(a);
+      for (const auto& k : along.classes) CHECK(++keys[{k.extended, k.interior}] == 1);
+      std::vector<std::uint64_t> count(along.classes.size()), first(along.classes.size(), ~0ull);
+      std::uint64_t next = 0;
+      for (const auto& r : along.runs) {
+        CHECK(r.first == next);  // ascending and gap-free
+        CHECK(r.first < r.last);
+        next = r.last;
+        REQUIRE(r.k < along.classes.size());
+        const auto& k = along.classes[r.k];
+        for (auto g = r.first; g < r.last; ++g) {
+          const auto s = c.span(a, g);
+          CHECK(s.ext_end - s.ext_begin == k.extended);
+          CHECK(s.end - s.begin == k.interior);
+          ++seen[g];
+          ++count[r.k];
+          first[r.k] = std::min(first[r.k], g);
+        }
       }
+      CHECK(next == c.grid()[std::size_t(a)]);
       for (const auto n : seen) CHECK(n == 1);
+      for (std::size_t k = 0; k < along.classes.size(); ++k) {
+        CHECK(along.classes[k].count == count[k]);
+        CHECK(along.classes[k].first == first[k]);
+      }
     }
   }
 }
@@ -189,6 +204,9 @@ TEST_CASE("plans from block classes equal the meta execution of every block, exa
       CHECK(plans[1].workers[w].blocks == walked[w].blocks);
     }
     CHECK(plans[1].halo_overhead == plan.halo_overhead);
+    // The dataset's labels need only the highest worker's peak: the highest class's.
+    CHECK(steps[0].highest_peak() == plan.peak());
+    CHECK(steps[1].highest_peak() == *std::max_element(pages.begin(), pages.end()));
   }
 }
 

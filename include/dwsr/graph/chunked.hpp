@@ -156,6 +156,9 @@ namespace detail {
 /// peak (the highest of its steps') and its events (their sum).
 struct class_steps {
   std::vector<std::uint64_t> peak, events;
+  /// The highest worker peak of every plan built on these steps, whatever
+  /// W: each class has blocks, and each block runs on some worker.
+  std::uint64_t highest_peak() const noexcept { return peak.empty() ? 0 : *std::max_element(peak.begin(), peak.end()); }
 };
 
 /// class_steps of `classes` (the classes of s.blocks()), where

@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,28 +36,24 @@ struct block {
 
 /// Blocks along one axis with equal extended and interior extents.
 struct axis_class {
-  std::uint64_t extended = 0;                                 ///< extent of the halo-extended window
-  std::uint64_t interior = 0;                                 ///< extent of the interior
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> runs;  ///< block positions [begin, end), ascending
+  std::uint64_t extended = 0;  ///< extent of the halo-extended window
+  std::uint64_t interior = 0;  ///< extent of the interior
+  std::uint64_t count = 0;     ///< number of blocks
+  std::uint64_t first = 0;     ///< position of its first block
+};
 
-  /// Number of blocks.
-  std::uint64_t count() const noexcept {
-    std::uint64_t n = 0;
-    for (const auto& [b, e] : runs) n += e - b;
-    return n;
-  }
-  /// Number of blocks at positions below g.
-  std::uint64_t below(std::uint64_t g) const noexcept {
-    std::uint64_t n = 0;
-    for (const auto& [b, e] : runs) n += b < g ? std::min(e, g) - b : 0;
-    return n;
-  }
-  /// Whether the block at position g is one of them.
-  bool contains(std::uint64_t g) const noexcept {
-    for (const auto& [b, e] : runs)
-      if (b <= g && g < e) return true;
-    return false;
-  }
+/// Consecutive block positions [first, last) along an axis, all of one class.
+struct axis_run {
+  std::uint64_t first = 0, last = 0;
+  std::size_t k = 0;  ///< index of their class
+};
+
+/// The classes of the blocks along one axis, and the runs of positions that
+/// have them: ascending, covering every position once. Two vectors, however
+/// many classes, as plans build one per axis for every chunking they try.
+struct axis_partition {
+  std::vector<axis_class> classes;
+  std::vector<axis_run> runs;
 };
 
 /// The blocks of a cube for a chunk shape and a halo, in C order of the block grid.
@@ -115,34 +110,39 @@ class chunking {
   /// makes at most about 2 halo / chunk + 3 calls, whatever the grid.
   template <class F>
   void for_each_axis_run(int axis, F&& f) const {
-    const auto a = std::size_t(axis);
-    const auto n = cube_[a], c = chunk_[a], h = halo_[a], grid = grid_[a];
-    const auto left = h >= n ? grid : std::min(grid, (h + c - 1) / c);
-    const auto right = std::max(left, std::min(grid - 1, n >= h ? (n - h) / c : 0));
+    const auto [left, right] = middle_run(axis);
+    const auto grid = grid_[std::size_t(axis)];
     for (std::uint64_t g = 0; g < left; ++g) f(g, g + 1, span(axis, g));
     if (left < right) f(left, right, span(axis, left));
     for (std::uint64_t g = right; g < grid; ++g) f(g, g + 1, span(axis, g));
   }
+  /// How many calls for_each_axis_run makes along `axis`.
+  std::uint64_t axis_runs(int axis) const {
+    const auto [left, right] = middle_run(axis);
+    return left + (left < right) + grid_[std::size_t(axis)] - right;
+  }
 
   /// The blocks along `axis` that share an extended and an interior extent,
-  /// with the runs of block positions [begin, end) that have them, ascending
-  /// (from for_each_axis_run's runs, so found without visiting the middle blocks).
-  std::vector<axis_class> axis_classes(int axis) const {
-    std::vector<axis_class> out;
+  /// and the runs of positions that have them (from for_each_axis_run's runs,
+  /// so found without visiting the middle blocks).
+  axis_partition axis_classes(int axis) const {
+    axis_partition out;
+    auto& classes = out.classes;
+    out.runs.reserve(axis_runs(axis));  // one allocation each: plans build these for every chunking
+    classes.reserve(axis_runs(axis));
     for_each_axis_run(axis, [&](std::uint64_t g, std::uint64_t end, const axis_span& s) {
       const auto extended = s.ext_end - s.ext_begin, interior = s.end - s.begin;
       // A linear search: the classes are few (see above), and this runs per plan.
-      auto it = std::find_if(out.begin(), out.end(),
-                             [&](const axis_class& k) { return k.extended == extended && k.interior == interior; });
-      if (it == out.end()) {
-        out.push_back(axis_class{extended, interior, {}});
-        it = std::prev(out.end());
-      }
-      auto& runs = it->runs;
-      if (!runs.empty() && runs.back().second == g)
-        runs.back().second = end;
+      auto k = std::size_t(
+          std::find_if(classes.begin(), classes.end(),
+                       [&](const axis_class& c) { return c.extended == extended && c.interior == interior; }) -
+          classes.begin());
+      if (k == classes.size()) classes.push_back(axis_class{extended, interior, 0, g});
+      classes[k].count += end - g;
+      if (!out.runs.empty() && out.runs.back().k == k)
+        out.runs.back().last = end;
       else
-        runs.emplace_back(g, end);
+        out.runs.push_back({g, end, k});
     });
     return out;
   }
@@ -173,6 +173,15 @@ class chunking {
   double halo_overhead() const { return read_voxels() / double(cube_.voxels()) - 1.0; }
 
  private:
+  /// for_each_axis_run's middle run along `axis`, [left, right): the blocks
+  /// between those the low face's and the high face's clipping sets apart.
+  std::pair<std::uint64_t, std::uint64_t> middle_run(int axis) const {
+    const auto a = std::size_t(axis);
+    const auto n = cube_[a], c = chunk_[a], h = halo_[a], grid = grid_[a];
+    const auto left = h >= n ? grid : std::min(grid, (h + c - 1) / c);
+    return {left, std::max(left, std::min(grid - 1, n >= h ? (n - h) / c : 0))};
+  }
+
   shape3 cube_;
   shape3 chunk_;
   std::array<std::uint64_t, 3> halo_;

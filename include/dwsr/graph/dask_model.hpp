@@ -135,10 +135,8 @@ inline std::array<std::vector<std::size_t>, 3> class_along(const chunking& c, co
   for (int a = 0; a < 3; ++a) {
     auto& v = at[std::size_t(a)];
     v.assign(c.grid()[std::size_t(a)], 0);
-    const auto& along = classes.along(a);
-    for (std::size_t k = 0; k < along.size(); ++k)
-      for (const auto& [begin, end] : along[k].runs)
-        for (auto p = begin; p < end; ++p) v[p] = k;
+    for (const auto& r : classes.along(a).runs)
+      for (auto p = r.first; p < r.last; ++p) v[p] = r.k;
   }
   return at;
 }
@@ -242,7 +240,7 @@ inline dask_plan plan_dask(const chunked_schedule& s, const dask_options& o = {}
   dask_plan plan{o.split, std::vector<dask_worker>(s.workers())};
   const auto along = detail::class_along(c, classes);
   const auto& grid = c.grid();
-  const auto n1 = classes.along(1).size(), n2 = classes.along(2).size();
+  const auto n1 = classes.along(1).classes.size(), n2 = classes.along(2).classes.size();
   auto class_of = [&](std::uint64_t i) {
     const auto z = i % grid[2], y = i / grid[2] % grid[1], x = i / grid[2] / grid[1];
     return (along[0][x] * n1 + along[1][y]) * n2 + along[2][z];

@@ -425,18 +425,20 @@ inline dataset make_dataset(const registry& r, const dataset_options& o,
         if (o.profile) y[l++] = std::nan("");
       } else if (o.task == dataset_task::peak) {
         s.emplace(g, e.cube, chunked_options{e.chunk, e.workers, e.threads});
-        const auto plans = detail::plans_from_classes(*s, *classes, steps);  // per per_class model
-        const auto& plan = plans.front();
-        std::uint64_t held = plan.peak();
-        y[l++] = double(plan.peak());
-        if (dask) y[l++] = double(plan.peak());
+        // A per_class model's label is its highest class peak, whatever W; a
+        // caching model replays the workers of the exact plan, built once.
+        std::uint64_t held = steps.front().highest_peak();
+        y[l++] = double(held);
+        if (dask) y[l++] = double(held);
+        std::optional<chunked_plan> plan;
         for (std::size_t k = 0; k < reserved.size(); ++k) {
           const auto& a = reserved[k];
           std::uint64_t peak = 0;
           if (k + 1 < per_class.size()) {
-            peak = plans[k + 1].peak();
+            peak = steps[k + 1].highest_peak();
           } else {
-            const auto peaks = model_peaks(*s, plan, a);
+            if (!plan) plan = detail::plan_from_classes(*s, *classes, steps.front());
+            const auto peaks = model_peaks(*s, *plan, a);
             peak = *std::max_element(peaks.begin(), peaks.end());
           }
           y[l++] = double(peak);

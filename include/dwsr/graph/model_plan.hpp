@@ -17,9 +17,11 @@
 ///   for hours.
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -85,36 +87,46 @@ std::pair<std::uint64_t, std::uint64_t> model_step(const chunked_schedule& s, co
 /// The peaks of one step under several whole-unit models at once: each
 /// holds the live buffers, each rounded up to its unit, so a sum and a
 /// maximum per unit are the model (the stream, dwsr's own, needs no checks).
-/// Units are powers of two (the models' granules, as sim::detail::whole_units
-/// requires): this sink sees every event of every plan a dataset measures.
+/// Units are distinct powers of two (the models' granules, as
+/// sim::detail::whole_units requires). This sink sees every event of every
+/// plan a dataset measures, so it keeps its units in place and follows all
+/// max_units slots on every event (a spare slot has unit 1): no loop bound
+/// to test, nothing to load but the event.
 class whole_units_peaks {
  public:
-  explicit whole_units_peaks(std::vector<std::uint64_t> units)
-      : units_(std::move(units)), live_(units_.size()), peak_(units_.size()) {
-    for (const auto u : units_)
-      if (!std::has_single_bit(u)) throw std::logic_error("whole_units_peaks: a unit that is not a power of two");
+  /// The whole-unit models' distinct granules: exact's byte, host_pages' page.
+  static constexpr std::size_t max_units = 2;
+
+  explicit whole_units_peaks(std::span<const std::uint64_t> units) {
+    if (units.size() > max_units)
+      throw std::logic_error("whole_units_peaks: more than " + std::to_string(max_units) + " units");
+    for (std::size_t m = 0; m < units.size(); ++m) {
+      if (!std::has_single_bit(units[m]))
+        throw std::logic_error("whole_units_peaks: a unit that is not a power of two");
+      units_[m] = units[m];
+    }
   }
   void on_event(const event& e) noexcept {
     if (e.dev != device::host) return;
-    const auto n = units_.size();
     if (e.act == action::alloc) {
-      for (std::size_t m = 0; m < n; ++m) {
+      for (std::size_t m = 0; m < max_units; ++m) {
         live_[m] += sim::detail::whole_units(e.bytes, units_[m]);
         peak_[m] = std::max(peak_[m], live_[m]);
       }
     } else {
-      for (std::size_t m = 0; m < n; ++m) live_[m] -= sim::detail::whole_units(e.bytes, units_[m]);
+      for (std::size_t m = 0; m < max_units; ++m) live_[m] -= sim::detail::whole_units(e.bytes, units_[m]);
     }
   }
+  /// The peak of the m-th unit's model since the last restart.
   std::uint64_t peak(std::size_t m) const noexcept { return peak_[m]; }
   /// Starts a new step: nothing live, no peak.
   void restart() noexcept {
-    std::fill(live_.begin(), live_.end(), 0);
-    std::fill(peak_.begin(), peak_.end(), 0);
+    live_ = {};
+    peak_ = {};
   }
 
  private:
-  std::vector<std::uint64_t> units_, live_, peak_;
+  std::array<std::uint64_t, max_units> units_{1, 1}, live_{}, peak_{};
 };
 
 /// class_steps of `classes` under each of `specs`: models that hold nothing
@@ -129,16 +141,20 @@ inline std::vector<class_steps> measure_classes_under(const chunked_schedule& s,
   const auto& ks = classes.classes();
   std::vector<class_steps> out(
       specs.size(), class_steps{std::vector<std::uint64_t>(ks.size()), std::vector<std::uint64_t>(ks.size())});
-  std::vector<std::uint64_t> units;
-  for (const auto& spec : specs) {
-    const auto unit = whole_units_of(spec);
+  // Each spec's unit, once: specs of one unit share a slot of the sink.
+  std::array<std::uint64_t, whole_units_peaks::max_units> units{};
+  std::size_t distinct = 0;
+  std::vector<std::size_t> slot(specs.size());
+  for (std::size_t j = 0; j < specs.size(); ++j) {
+    const auto unit = whole_units_of(specs[j]);
     if (!unit)
-      throw invalid_input("allocator model '" + spec +
+      throw invalid_input("allocator model '" + specs[j] +
                           "' keeps a cache from block to block, so its plan cannot be measured one block shape at a " +
                           "time; expected exact or host_pages");
-    units.push_back(*unit);
+    slot[j] = std::size_t(std::find(units.begin(), units.begin() + std::ptrdiff_t(distinct), *unit) - units.begin());
+    if (slot[j] == distinct) units[distinct++] = *unit;  // the whole-unit models have distinct granules
   }
-  whole_units_peaks peaks(std::move(units));
+  whole_units_peaks peaks(std::span(units.data(), distinct));
   for (std::size_t k = 0; k < ks.size(); ++k)
     for (const auto& ph : s.phases()) {
       peaks.restart();
@@ -148,7 +164,7 @@ inline std::vector<class_steps> measure_classes_under(const chunked_schedule& s,
       run_step(
           ctx, s, ph, ks[k].example, reductions, &acc, nullptr, [](float*) {}, nullptr);
       for (std::size_t j = 0; j < specs.size(); ++j) {
-        out[j].peak[k] = std::max(out[j].peak[k], peaks.peak(j));
+        out[j].peak[k] = std::max(out[j].peak[k], peaks.peak(slot[j]));
         out[j].events[k] += bus.events();
       }
     }
