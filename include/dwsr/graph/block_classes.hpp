@@ -3,8 +3,8 @@
 /// one class of blocks per axis (chunking::axis_classes), so its blocks all
 /// have the same extended and interior shapes and hence, in any phase, the same
 /// events. A plan evaluates each class once and counts, per worker, how many of
-/// its blocks the worker runs, in O(classes) per worker, whatever the number
-/// of blocks.
+/// its blocks the worker runs, from the runs of block positions along each
+/// axis: O(runs x classes) per worker, whatever the number of blocks.
 ///
 /// The number of classes is the product of the per-axis counts, about
 /// (2 halo / chunk + 3) per axis: a handful when the chunk is at least the
@@ -27,7 +27,7 @@ namespace dwsr {
 struct block_class {
   shape3 extended;                    ///< the blocks' halo-extended shape
   shape3 interior;                    ///< the blocks' interior shape
-  std::array<std::size_t, 3> axis{};  ///< its class along each axis (index into block_classes::along)
+  std::array<std::size_t, 3> axis{};  ///< its class along each axis (index into block_classes::along(a).classes)
   std::uint64_t count = 0;            ///< blocks of the class in the whole chunking
   block example;                      ///< its first block in C order
 };

@@ -128,8 +128,9 @@ class chunking {
   axis_partition axis_classes(int axis) const {
     axis_partition out;
     auto& classes = out.classes;
-    out.runs.reserve(axis_runs(axis));  // one allocation each: plans build these for every chunking
-    classes.reserve(axis_runs(axis));
+    const auto runs = axis_runs(axis);  // one allocation each: plans build these for every chunking
+    out.runs.reserve(runs);
+    classes.reserve(runs);
     for_each_axis_run(axis, [&](std::uint64_t g, std::uint64_t end, const axis_span& s) {
       const auto extended = s.ext_end - s.ext_begin, interior = s.end - s.begin;
       // A linear search: the classes are few (see above), and this runs per plan.

@@ -152,7 +152,9 @@ inline std::vector<class_steps> measure_classes_under(const chunked_schedule& s,
                           "' keeps a cache from block to block, so its plan cannot be measured one block shape at a " +
                           "time; expected exact or host_pages");
     slot[j] = std::size_t(std::find(units.begin(), units.begin() + std::ptrdiff_t(distinct), *unit) - units.begin());
-    if (slot[j] == distinct) units[distinct++] = *unit;  // the whole-unit models have distinct granules
+    if (slot[j] < distinct) continue;
+    if (distinct == units.size()) throw std::logic_error("measure_classes_under: more whole units than the sink holds");
+    units[distinct++] = *unit;
   }
   whole_units_peaks peaks(std::span(units.data(), distinct));
   for (std::size_t k = 0; k < ks.size(); ++k)
