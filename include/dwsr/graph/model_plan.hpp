@@ -21,7 +21,6 @@
 #include <bit>
 #include <cstdint>
 #include <optional>
-#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -87,9 +86,9 @@ std::pair<std::uint64_t, std::uint64_t> model_step(const chunked_schedule& s, co
 /// The peaks of one step under several whole-unit models at once: each
 /// holds the live buffers, each rounded up to its unit, so a sum and a
 /// maximum per unit are the model (the stream, dwsr's own, needs no checks).
-/// Units are distinct powers of two (the models' granules, as
-/// sim::detail::whole_units requires). This sink sees every event of every
-/// plan a dataset measures, so it keeps its units in place and follows all
+/// Units are powers of two (the models' granules, as sim::detail::whole_units
+/// requires), each in one slot. This sink sees every event of every plan a
+/// dataset measures, so it keeps its units in place and follows all
 /// max_units slots on every event (a spare slot has unit 1): no loop bound
 /// to test, nothing to load but the event.
 class whole_units_peaks {
@@ -97,14 +96,16 @@ class whole_units_peaks {
   /// The whole-unit models' distinct granules: exact's byte, host_pages' page.
   static constexpr std::size_t max_units = 2;
 
-  explicit whole_units_peaks(std::span<const std::uint64_t> units) {
-    if (units.size() > max_units)
+  /// The slot that follows `unit`, taken when no slot has it yet: models of
+  /// one unit share a slot.
+  std::size_t slot_of(std::uint64_t unit) {
+    for (std::size_t m = 0; m < used_; ++m)
+      if (units_[m] == unit) return m;
+    if (!std::has_single_bit(unit)) throw std::logic_error("whole_units_peaks: a unit that is not a power of two");
+    if (used_ == max_units)
       throw std::logic_error("whole_units_peaks: more than " + std::to_string(max_units) + " units");
-    for (std::size_t m = 0; m < units.size(); ++m) {
-      if (!std::has_single_bit(units[m]))
-        throw std::logic_error("whole_units_peaks: a unit that is not a power of two");
-      units_[m] = units[m];
-    }
+    units_[used_] = unit;
+    return used_++;
   }
   void on_event(const event& e) noexcept {
     if (e.dev != device::host) return;
@@ -127,6 +128,7 @@ class whole_units_peaks {
 
  private:
   std::array<std::uint64_t, max_units> units_{1, 1}, live_{}, peak_{};
+  std::size_t used_ = 0;
 };
 
 /// class_steps of `classes` under each of `specs`: models that hold nothing
@@ -141,9 +143,7 @@ inline std::vector<class_steps> measure_classes_under(const chunked_schedule& s,
   const auto& ks = classes.classes();
   std::vector<class_steps> out(
       specs.size(), class_steps{std::vector<std::uint64_t>(ks.size()), std::vector<std::uint64_t>(ks.size())});
-  // Each spec's unit, once: specs of one unit share a slot of the sink.
-  std::array<std::uint64_t, whole_units_peaks::max_units> units{};
-  std::size_t distinct = 0;
+  whole_units_peaks peaks;
   std::vector<std::size_t> slot(specs.size());
   for (std::size_t j = 0; j < specs.size(); ++j) {
     const auto unit = whole_units_of(specs[j]);
@@ -151,12 +151,8 @@ inline std::vector<class_steps> measure_classes_under(const chunked_schedule& s,
       throw invalid_input("allocator model '" + specs[j] +
                           "' keeps a cache from block to block, so its plan cannot be measured one block shape at a " +
                           "time; expected exact or host_pages");
-    slot[j] = std::size_t(std::find(units.begin(), units.begin() + std::ptrdiff_t(distinct), *unit) - units.begin());
-    if (slot[j] < distinct) continue;
-    if (distinct == units.size()) throw std::logic_error("measure_classes_under: more whole units than the sink holds");
-    units[distinct++] = *unit;
+    slot[j] = peaks.slot_of(*unit);
   }
-  whole_units_peaks peaks(std::span(units.data(), distinct));
   for (std::size_t k = 0; k < ks.size(); ++k)
     for (const auto& ph : s.phases()) {
       peaks.restart();
