@@ -194,7 +194,7 @@ DWSR_DECLARE_OPERATOR(semblance2, "windowed semblance (the reference's patch-bas
 /// Limit: arithmetic per voxel, latency-bound: the covariance's 45 x 9 double
 /// adds (vectorised) and a warm-started 9 x 9 eigen-solve (3 power steps, about
 /// one inverse-iteration step, a certificate), about 1 us per voxel (4 MB/s).
-/// The default 3 x 3 traces' solver knows its order at compile time: 21 %
+/// The default 3 x 3 traces' solver knows its order at compile time: 25 %
 /// fewer instructions, 5-10 % less time (the divisions' latency bounds it).
 struct eig_complex : detail::edge_op<eig_complex> {
   static constexpr std::string_view name = "eig_complex";

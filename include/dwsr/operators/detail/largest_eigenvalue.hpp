@@ -25,6 +25,7 @@
 #include <cassert>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 namespace dwsr::operators::detail {
 
@@ -91,8 +92,10 @@ class basic_largest_eigenvalue_solver {
 
  private:
   std::uint64_t order() const {
-    if constexpr (Order > 0) return Order;
-    return n_;
+    if constexpr (Order > 0)
+      return Order;
+    else
+      return n_;
   }
 
   // v = C v / |C v|.
@@ -214,7 +217,11 @@ class basic_largest_eigenvalue_solver {
     return true;
   }
 
-  std::uint64_t n_;
+  // The order is stored only when it is not known at compile time.
+  struct compile_time_order {
+    explicit compile_time_order(std::uint64_t) {}
+  };
+  [[no_unique_address]] std::conditional_t<Order == 0, std::uint64_t, compile_time_order> n_;
   double* m_;
   double* v_;
   double* w_;
