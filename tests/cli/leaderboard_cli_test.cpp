@@ -131,7 +131,7 @@ TEST_CASE("dwsr leaderboard runs the quick suite for real and score reproduces i
   // plus that tolerance. Not the board's out-of-memory count, which allows
   // only the probe's resolution (256 KiB on two CPUs): a one-trace baseline
   // alone varies by up to 1.2 MiB between runs of the same job (measured on a
-  // quiet machine), and the suite's smallest jobs leave 1-2 MiB of their
+  // quiet machine), and the suite's smallest jobs leave about 1 MiB of their
   // budgets, so under load one of them can pass its budget there (seen once
   // in a parallel ctest).
   const auto s =
