@@ -25,6 +25,10 @@ std::string text_of(const std::filesystem::path& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+/// How far a run's measured RSS increase may stand from `bytes` held (as
+/// rss_cli_test measures it): the kernel's lazily synced counters, library memory.
+double agreement_tolerance(double bytes) { return 0.02 * bytes + double(2u << 20); }
+
 void write_text(const std::filesystem::path& p, const std::string& text) {
   std::ofstream out(p, std::ios::binary);
   out << text;
@@ -108,9 +112,9 @@ TEST_CASE("dwsr leaderboard runs the quick suite for real and score reproduces i
   for (const auto& run : runs) {
     INFO("job " << run.job << " " << run.operators << " " << run.workers << "x" << run.threads << ": RSS increase "
                 << run.rss_increase << ", plan " << plan[run.job]);
-    CHECK(double(run.rss_increase) <= 1.02 * plan[run.job] + double(2u << 20));
+    CHECK(double(run.rss_increase) <= plan[run.job] + agreement_tolerance(plan[run.job]));
     if (run.workers == 1)
-      CHECK(std::abs(double(run.rss_increase) - plan[run.job]) <= 0.02 * plan[run.job] + double(2u << 20));
+      CHECK(std::abs(double(run.rss_increase) - plan[run.job]) <= agreement_tolerance(plan[run.job]));
     CHECK(double(run.event_peak) <= plan[run.job]);
   }
 
@@ -149,7 +153,7 @@ TEST_CASE("dwsr leaderboard runs the quick suite for real and score reproduces i
     REQUIRE(run != picked.end());
     INFO("job " << j.id << " " << j.operators << " chunk " << dwsr::to_string(chunk) << ": RSS increase "
                 << run->rss_increase << ", budget " << budget);
-    CHECK(double(run->rss_increase) <= 1.02 * budget + double(2u << 20));
+    CHECK(double(run->rss_increase) <= budget + agreement_tolerance(budget));
     ++advisor_picks;
   }
   // Every job that is a test job of some split (runs.csv's flags) was checked.
