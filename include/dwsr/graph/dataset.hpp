@@ -149,11 +149,24 @@ struct dataset {
 
 namespace detail {
 
-/// An integer log-uniform in [lo, hi], from portable arithmetic only.
+/// Integer log-uniform draws in [lo, hi], from portable arithmetic only. The
+/// bounds' logarithms are taken once: a dataset draws millions.
+class log_uniform_range {
+ public:
+  log_uniform_range(std::uint64_t lo, std::uint64_t hi)
+      : lo_(lo), hi_(hi), a_(portable_log(double(lo))), b_(portable_log(double(hi) + 1.0)) {}
+  std::uint64_t operator()(xoshiro256ss& rng) const {
+    return std::clamp(static_cast<std::uint64_t>(portable_exp(rng.uniform(a_, b_))), lo_, hi_);
+  }
+
+ private:
+  std::uint64_t lo_, hi_;
+  double a_, b_;
+};
+
+/// One integer log-uniform in [lo, hi].
 inline std::uint64_t log_uniform(xoshiro256ss& rng, std::uint64_t lo, std::uint64_t hi) {
-  const double a = portable_log(double(lo)), b = portable_log(double(hi) + 1.0);
-  const auto v = static_cast<std::uint64_t>(portable_exp(rng.uniform(a, b)));
-  return std::clamp(v, lo, hi);
+  return log_uniform_range(lo, hi)(rng);
 }
 
 template <class T, std::size_t N>
@@ -182,7 +195,8 @@ inline constexpr std::array<std::size_t, 12> worker_choices{1, 2, 3, 4, 6, 8, 12
 /// [1/128, 4], in whole MiB (at least one): relative to the cube, so that both
 /// outcomes (fits, out of memory) stay common whatever the cube's size.
 inline std::uint64_t draw_budget(xoshiro256ss& rng, shape3 cube) {
-  const double factor = portable_exp(rng.uniform(portable_log(1.0 / 128), portable_log(4.0)));
+  static const double lo = portable_log(1.0 / 128), hi = portable_log(4.0);
+  const double factor = portable_exp(rng.uniform(lo, hi));
   const auto bytes = static_cast<std::uint64_t>(double(cube.voxels() * sizeof(float)) * factor);
   return std::max<std::uint64_t>(1, bytes >> 20) << 20;
 }
@@ -254,7 +268,7 @@ inline dataset make_dataset(const registry& r, const dataset_options& o,
       pool.push_back({draw_graphs.draw(rng, 2 + rng.next() % 3), {}, {}});
   }
   for (std::size_t k = 0; k < pool.size(); ++k) {
-    feature_vector v;
+    auto v = feature_vector::values_only();  // the columns come from the first row's emission below
     code_features(pool[k].g, v);
     pool[k].code = v.values();
     for (const auto& n : pool[k].g.nodes()) {
@@ -377,6 +391,7 @@ inline dataset make_dataset(const registry& r, const dataset_options& o,
 
   std::atomic<std::uint64_t> done{0};
   std::mutex progress_lock;
+  const detail::log_uniform_range lateral(16, 2048), in_time(64, 2048);  // a peak or chunk row's cube extents
   auto run_group = [&](std::uint64_t gi) {
     const auto first = gi * o.rows_per_group, last = std::min(o.rows, first + o.rows_per_group);
     xoshiro256ss rng(stream_key(o.seed, gi, 0));
@@ -385,8 +400,7 @@ inline dataset make_dataset(const registry& r, const dataset_options& o,
     const auto& pg = pool[gd.graph];
     const auto& g = pg.g;
     const auto whole = g.whole_axes();
-    gd.cube = {detail::log_uniform(rng, 16, 2048), detail::log_uniform(rng, 16, 2048),
-               detail::log_uniform(rng, 64, 2048)};
+    gd.cube = {lateral(rng), lateral(rng), in_time(rng)};
     gd.threads = detail::pick(rng, detail::thread_choices);
     // Task peak: the group's chunking, its block classes, and what one block
     // of each costs under the models that hold nothing between blocks (the
@@ -401,6 +415,7 @@ inline dataset make_dataset(const registry& r, const dataset_options& o,
       steps = detail::measure_classes_under(*base, *classes, detail::run_phase_reductions(*base), per_class);
     }
     feature_vector v = feature_vector::values_only();
+    v.reserve(nf);
     for (auto row = first; row < last; ++row) {
       execution_config e{gd.cube,
                          gd.chunk,

@@ -63,6 +63,8 @@ class feature_vector {
   bool recording() const noexcept { return recording_; }
   const std::vector<double>& values() const noexcept { return values_; }
   void clear() noexcept { values_.clear(); }
+  /// Makes room for n values: a row's vector, filled once per row, grows once.
+  void reserve(std::size_t n) { values_.reserve(n); }
 
  private:
   bool recording_ = true;

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <variant>
 
 #include "dwsr/core/json_document.hpp"
@@ -86,18 +87,23 @@ inline graph graph_from_json(const nlohmann::json& doc, const registry& operator
 /// execution order, parameters as given.
 inline nlohmann::json graph_to_json(const graph& g) {
   nlohmann::json nodes = nlohmann::json::array();
+  // Built in place, member by member: datasets write one per pool graph, and
+  // an initializer list would copy each value twice.
   for (const auto& n : g.nodes()) {
-    nlohmann::json j{{"name", n.spec.name}, {"op", n.spec.op}, {"inputs", n.spec.inputs}};
+    auto& j = nodes.emplace_back(nlohmann::json::object());
+    j["name"] = n.spec.name;
+    j["op"] = n.spec.op;
+    j["inputs"] = n.spec.inputs;
     if (!n.spec.params.empty()) {
-      nlohmann::json params = nlohmann::json::object();
+      auto& params = j["params"] = nlohmann::json::object();
       for (const auto& [name, value] : n.spec.params.values())
         std::visit([&, &name = name](const auto& v) { params[name] = v; }, value);
-      j["params"] = params;
     }
     if (n.spec.keep) j["keep"] = true;
-    nodes.push_back(j);
   }
-  return {{"nodes", nodes}};
+  nlohmann::json doc = nlohmann::json::object();
+  doc["nodes"] = std::move(nodes);
+  return doc;
 }
 
 /// Reads a graph file (errors name the file).

@@ -29,17 +29,26 @@ using node_reductions = std::vector<std::optional<reduction>>;
 /// count), with positions in the block's indices (see table_spec).
 using table_rows = std::function<void(std::size_t table, const void* rows, std::uint64_t count)>;
 
+/// Sets found[n] for the nodes n whose outputs node k reads, directly or
+/// through other nodes (not k itself); `found` has a flag per node of `g`,
+/// all false. Nodes read only earlier nodes (topological order), so one sweep
+/// back from k finds them all.
+template <class Flags>
+void mark_ancestors(const graph& g, std::size_t k, Flags& found) {
+  const auto& ns = g.nodes();
+  auto mark_inputs = [&](std::size_t n) {
+    for (const auto& r : ns[n].inputs)
+      if (r.node != cube_ref::input) found[r.node] = true;
+  };
+  mark_inputs(k);
+  for (std::size_t n = k; n-- > 0;)
+    if (found[n]) mark_inputs(n);
+}
+
 /// The nodes whose outputs node k reads, directly or through other nodes (not k itself).
 inline std::vector<bool> ancestors(const graph& g, std::size_t k) {
-  const auto& ns = g.nodes();
-  std::vector<bool> found(ns.size(), false);
-  std::vector<std::size_t> todo{k};
-  while (!todo.empty()) {
-    const auto n = todo.back();
-    todo.pop_back();
-    for (const auto& r : ns[n].inputs)
-      if (r.node != cube_ref::input && !found[r.node]) found[r.node] = true, todo.push_back(r.node);
-  }
+  std::vector<bool> found(g.nodes().size(), false);
+  mark_ancestors(g, k, found);
   return found;
 }
 
@@ -71,7 +80,8 @@ void run_graph_block(Ctx& ctx, const graph& g, cube_view<const float> input, con
   const auto& ns = g.nodes();
   const std::size_t end = stop.value_or(ns.size());
   // Which nodes must run: all, or the ancestors of `stop`.
-  const auto needed = stop ? ancestors(g, *stop) : std::vector<bool>();
+  fixed_list<std::uint8_t, 16> needed(stop ? ns.size() : 0);  // flags (vector<bool> has no data())
+  if (stop) mark_ancestors(g, *stop, needed);
   // One slot per node output, in node then output order (allocation order;
   // node::first_slot). data keeps a handed-over buffer's storage readable by
   // later nodes. Small graphs keep all of it on the stack (fixed_list).
