@@ -367,9 +367,10 @@ TEST_CASE("dwsr run writes the same bytes with every vector instruction set (DWS
   // Solve (gst_*, chaos), window sums and gradients (all), gradients of dips
   // (volume_curvature), the 3x3x3 median's selection (median), separable
   // passes along each axis (gaussian), streamed by slice (gradient_magnitude)
-  // and trace by trace (trace_agc, reflection_intensity).
+  // and trace by trace (trace_agc, reflection_intensity), the 9 x 9 solves in
+  // lanes (eig_complex).
   for (const std::string op : {"gst_3d_dip", "gst_2d_dips", "chaos", "gradient_dips", "volume_curvature", "median",
-                               "gaussian", "gradient_magnitude", "trace_agc", "reflection_intensity"}) {
+                               "gaussian", "gradient_magnitude", "trace_agc", "reflection_intensity", "eig_complex"}) {
     INFO(op);
     const auto baseline = run("baseline", op);
     if (cpu_simd_isa() >= simd_isa::avx2) CHECK(run("avx2", op) == baseline);

@@ -26,6 +26,7 @@
 #include "dwsr/operators/detail/gradient_dips.hpp"
 #include "dwsr/operators/detail/kernel_param.hpp"
 #include "dwsr/operators/detail/largest_eigenvalue.hpp"
+#include "dwsr/operators/detail/largest_eigenvalue_lanes.hpp"
 #include "dwsr/operators/detail/structure_tensor.hpp"
 #include "dwsr/operators/detail/symmetric_eigen.hpp"
 #include "dwsr/operators/detail/window_stream.hpp"
@@ -78,48 +79,55 @@ void semblance(Ctx& ctx, cube_view<const float> in, const std::array<std::uint64
 }
 
 /// The covariances sum_s re_p re_q + im_p im_q (in double) over the time
-/// window w of every sample t of n traces (rows[p]: nt real parts, then nt
-/// imaginary parts), in order of t: f(t, sums, stride) with the covariance of
-/// traces q <= p at sums[(p (p + 1) / 2 + q) * stride]. Samples are taken in
-/// blocks: each pair's products are formed once per sample of the block's
-/// reach, then summed over each window in window order (so every sum is the
-/// one a per-voxel loop forms, bit for bit), vectorised over the block.
+/// window w of samples [t0, t0 + m) of n traces (rows[p]: nt real parts, then
+/// nt imaginary parts): the covariance of traces q <= p at sample t0 + u in
+/// sums[(p (p + 1) / 2 + q) * stride + u], u < m <= stride. Each pair's products
+/// are formed once per sample of the block's reach, then summed over each
+/// window in window order (so every sum is the one a per-voxel loop forms, bit
+/// for bit), vectorised over the block.
+inline void window_covariance_block(const float* const* rows, std::uint64_t n, std::uint64_t nt, window_extent w,
+                                    std::uint64_t t0, std::uint64_t m, double* sums, std::uint64_t stride) {
+  constexpr std::uint64_t reach = 1024;  // doubles of products on the stack
+  const auto chunk = reach + 1 - m;      // window taps per pass over the products
+  double products[reach];
+  std::uint64_t pair = 0;
+  for (std::uint64_t p = 0; p < n; ++p)
+    for (std::uint64_t q = 0; q <= p; ++q, ++pair) {
+      const float *rp = rows[p], *ip = rp + nt, *rq = rows[q], *iq = rq + nt;
+      double* acc = sums + pair * stride;
+      std::fill(acc, acc + m, 0.0);
+      for (std::uint64_t k0 = 0; k0 < w.size(); k0 += chunk) {
+        const auto taps = std::min(chunk, w.size() - k0);
+        const auto span = m + taps - 1;
+        // products[x]: the sample at window position k0 + x of output t0.
+        const auto first = static_cast<std::int64_t>(t0 + k0) - static_cast<std::int64_t>(w.before);
+        if (first >= 0 && std::uint64_t(first) + span <= nt) {
+          const auto s0 = std::uint64_t(first);
+          for (std::uint64_t x = 0; x < span; ++x)
+            products[x] = double(rp[s0 + x]) * double(rq[s0 + x]) + double(ip[s0 + x]) * double(iq[s0 + x]);
+        } else {
+          for (std::uint64_t x = 0; x < span; ++x) {
+            const auto s = reflect_index(first + static_cast<std::int64_t>(x), nt);
+            products[x] = double(rp[s]) * double(rq[s]) + double(ip[s]) * double(iq[s]);
+          }
+        }
+        for (std::uint64_t k = 0; k < taps; ++k)
+          for (std::uint64_t u = 0; u < m; ++u) acc[u] += products[k + u];
+      }
+    }
+}
+
+/// window_covariance_block over every sample, in order of t: f(t, sums,
+/// stride) with the covariance of traces q <= p at sums[(p (p + 1) / 2 + q) *
+/// stride].
 template <class F>
 void window_covariances(const float* const* rows, std::uint64_t n, std::uint64_t nt, window_extent w, F&& f) {
   constexpr std::uint64_t budget = 4096;  // doubles of covariances on the stack
-  constexpr std::uint64_t reach = 1024;   // doubles of products on the stack
-  const auto pairs = n * (n + 1) / 2;
-  const auto block = std::clamp<std::uint64_t>(budget / pairs, 1, 32);
-  const auto chunk = reach + 1 - block;  // window taps per pass over the products
+  const auto block = std::clamp<std::uint64_t>(budget / (n * (n + 1) / 2), 1, 32);
   double sums[budget];
-  double products[reach];
   for (std::uint64_t t0 = 0; t0 < nt; t0 += block) {
     const auto m = std::min(block, nt - t0);
-    std::uint64_t pair = 0;
-    for (std::uint64_t p = 0; p < n; ++p)
-      for (std::uint64_t q = 0; q <= p; ++q, ++pair) {
-        const float *rp = rows[p], *ip = rp + nt, *rq = rows[q], *iq = rq + nt;
-        double* acc = sums + pair * block;
-        std::fill(acc, acc + m, 0.0);
-        for (std::uint64_t k0 = 0; k0 < w.size(); k0 += chunk) {
-          const auto taps = std::min(chunk, w.size() - k0);
-          const auto span = m + taps - 1;
-          // products[x]: the sample at window position k0 + x of output t0.
-          const auto first = static_cast<std::int64_t>(t0 + k0) - static_cast<std::int64_t>(w.before);
-          if (first >= 0 && std::uint64_t(first) + span <= nt) {
-            const auto s0 = std::uint64_t(first);
-            for (std::uint64_t x = 0; x < span; ++x)
-              products[x] = double(rp[s0 + x]) * double(rq[s0 + x]) + double(ip[s0 + x]) * double(iq[s0 + x]);
-          } else {
-            for (std::uint64_t x = 0; x < span; ++x) {
-              const auto s = reflect_index(first + static_cast<std::int64_t>(x), nt);
-              products[x] = double(rp[s]) * double(rq[s]) + double(ip[s]) * double(iq[s]);
-            }
-          }
-          for (std::uint64_t k = 0; k < taps; ++k)
-            for (std::uint64_t u = 0; u < m; ++u) acc[u] += products[k + u];
-        }
-      }
+    window_covariance_block(rows, n, nt, w, t0, m, sums, block);
     for (std::uint64_t u = 0; u < m; ++u) f(t0 + u, static_cast<const double*>(sums + u), block);
   }
 }
@@ -191,11 +199,13 @@ DWSR_DECLARE_OPERATOR(semblance2, "windowed semblance (the reference's patch-bas
 /// traces A (kernel[0] * kernel[1] traces of kernel[2] samples), then
 /// |lambda_max / sum lambda| = lambda_max / trace(C), NaN -> 0. The reference
 /// sums numpy.linalg.eigvals; for this symmetric matrix that is the trace.
-/// Limit: arithmetic per voxel, latency-bound: the covariance's 45 x 9 double
-/// adds (vectorised) and a warm-started 9 x 9 eigen-solve (3 power steps, about
-/// one inverse-iteration step, a certificate), about 1 us per voxel (4 MB/s).
-/// The default 3 x 3 traces' solver knows its order at compile time: 25 %
-/// fewer instructions, 5-10 % less time (the divisions' latency bounds it).
+/// Limit: arithmetic per voxel: the covariance's 45 x 9 double adds and a
+/// warm-started 9 x 9 eigen-solve (3 power steps, about one inverse-iteration
+/// step, a certificate). One solve at a time is bound by latency (chains of
+/// dependent sums, about 0.6 us per voxel); the default 3 x 3 traces solve
+/// eight segments of a trace at once in vector lanes (about 0.4 us per voxel
+/// with AVX2, a quarter of it the covariances). Other windows solve one voxel
+/// at a time.
 struct eig_complex : detail::edge_op<eig_complex> {
   static constexpr std::string_view name = "eig_complex";
   static constexpr bool fft_based = true;  ///< the window's analytic traces
@@ -225,21 +235,34 @@ struct eig_complex : detail::edge_op<eig_complex> {
     detail::thread_rows<double, Ctx> covariance(ctx, 2, std::max(n * n, solver::scratch_size(n)));
     if constexpr (!Ctx::computes) return;
     auto y = out[0].as<float>();
-    // The default 3 x 3 traces get a solver of that order (unrolled, same bits).
-    auto traces_with = [&](auto&& largest, std::uint64_t b, std::uint64_t e, std::size_t slot) {
-      double* c = covariance.row(slot, 0);
+    // The window's analytic traces around trace tr, in slot's rows.
+    auto window_traces = [&](std::uint64_t tr, std::size_t slot) {
+      const auto i = tr / shape.crosslines, j = tr % shape.crosslines;
+      detail::for_each_in_window(i, w[0], shape.inlines, [&](std::uint64_t a, std::uint64_t il) {
+        detail::for_each_in_window(j, w[1], shape.crosslines, [&](std::uint64_t k, std::uint64_t xl) {
+          const auto* s = analytic.analytic(slot, in.trace(il, xl).data());
+          float* row = traces.row(slot, a * kernel[1] + k);
+          for (std::uint64_t t = 0; t < nt; ++t) row[t] = s[t].real(), row[nt + t] = s[t].imag();
+        });
+      });
+    };
+    ctx.parallel_for(shape.traces(), [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
       const float* rows[solver::max_size];
       for (std::uint64_t p = 0; p < n; ++p) rows[p] = traces.row(slot, p);
+      if (n == 9) {
+        detail::largest_eigenvalue_lanes<9> largest(covariance.row(slot, 1));
+        for (auto tr = b; tr < e; ++tr) {
+          window_traces(tr, slot);
+          with_simd_isa(simd_isa_in_use(),
+                        [&](auto isa) { segments_in_lanes<isa()>(largest, rows, nt, w[2], y.trace(tr).data()); });
+        }
+        return;
+      }
+      solver largest(n, covariance.row(slot, 1));
+      double* c = covariance.row(slot, 0);
       for (auto tr = b; tr < e; ++tr) {
         largest.reset();
-        const auto i = tr / shape.crosslines, j = tr % shape.crosslines;
-        detail::for_each_in_window(i, w[0], shape.inlines, [&](std::uint64_t a, std::uint64_t il) {
-          detail::for_each_in_window(j, w[1], shape.crosslines, [&](std::uint64_t k, std::uint64_t xl) {
-            const auto* s = analytic.analytic(slot, in.trace(il, xl).data());
-            float* row = traces.row(slot, a * kernel[1] + k);
-            for (std::uint64_t t = 0; t < nt; ++t) row[t] = s[t].real(), row[nt + t] = s[t].imag();
-          });
-        });
+        window_traces(tr, slot);
         float* out_trace = y.trace(tr).data();
         detail::window_covariances(rows, n, nt, w[2], [&](std::uint64_t t, const double* sums, std::uint64_t stride) {
           double trace = 0;
@@ -247,17 +270,59 @@ struct eig_complex : detail::edge_op<eig_complex> {
             for (std::uint64_t q = 0; q <= p; ++q, ++pq) c[p * n + q] = c[q * n + p] = sums[pq * stride];
             trace += c[p * n + p];
           }
-          // A window of zero traces: 0 / 0, which the reference maps to 0.
-          out_trace[t] = trace > 0 ? static_cast<float>(std::abs(largest(c, trace) / trace)) : 0.0f;
+          out_trace[t] = trace > 0 ? share(largest(c, trace), trace) : 0.0f;
         });
       }
-    };
-    ctx.parallel_for(shape.traces(), [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
-      if (n == 9)
-        traces_with(detail::basic_largest_eigenvalue_solver<9>(n, covariance.row(slot, 1)), b, e, slot);
-      else
-        traces_with(solver(n, covariance.row(slot, 1)), b, e, slot);
     });
+  }
+
+ private:
+  // A window of zero traces is 0 / 0, which the reference maps to 0.
+  static float share(double largest, double trace) { return static_cast<float>(std::abs(largest / trace)); }
+
+  // The default 3 x 3 traces: one trace's samples (its window in `rows`) in
+  // eight segments solved together in the lanes of Isa, each segment
+  // warm-started from its own previous sample.
+  template <simd_isa Isa>
+  static void segments_in_lanes(detail::largest_eigenvalue_lanes<9>& largest, const float* const* rows,
+                                std::uint64_t nt, detail::window_extent w, float* out) {
+    constexpr auto lanes = detail::largest_eigenvalue_lanes<9>::lanes;
+    // Each pass takes `block` samples of every segment: 92 KiB of covariances
+    // on the stack (smaller blocks vectorise the window sums less well).
+    constexpr std::uint64_t pairs = 45, block = 32;
+    const auto segment = (nt + lanes - 1) / lanes;
+    double sums[lanes][pairs * block];
+    double c[81 * lanes], trace[lanes], rho[lanes];
+    std::uint64_t count[lanes];
+    bool usable[lanes];
+    largest.reset();
+    for (std::uint64_t s0 = 0; s0 < segment; s0 += block) {
+      const auto m = std::min(block, segment - s0);
+      for (std::uint64_t l = 0; l < lanes; ++l) {
+        const auto t0 = l * segment + s0;
+        count[l] = t0 < nt ? std::min(m, nt - t0) : 0;
+        if (count[l] > 0) detail::window_covariance_block(rows, 9, nt, w, t0, count[l], sums[l], block);
+      }
+      for (std::uint64_t u = 0; u < m; ++u) {
+        // Lanes past their segment's end, or on a window of zero traces,
+        // solve the identity; their results are not used.
+        for (std::uint64_t l = 0; l < lanes; ++l) {
+          double t = 0;
+          if (u < count[l])
+            for (std::uint64_t p = 0; p < 9; ++p) t += sums[l][(p * (p + 1) / 2 + p) * block + u];
+          usable[l] = t > 0;
+          trace[l] = usable[l] ? t : 9.0;
+        }
+        for (std::uint64_t p = 0, pq = 0; p < 9; ++p)
+          for (std::uint64_t q = 0; q <= p; ++q, ++pq)
+            for (std::uint64_t l = 0; l < lanes; ++l)
+              c[(p * 9 + q) * lanes + l] = c[(q * 9 + p) * lanes + l] =
+                  usable[l] ? sums[l][pq * block + u] : (p == q ? 1.0 : 0.0);
+        largest.solve<Isa>(c, trace, rho);
+        for (std::uint64_t l = 0; l < lanes; ++l)
+          if (u < count[l]) out[l * segment + s0 + u] = usable[l] ? share(rho[l], trace[l]) : 0.0f;
+      }
+    }
   }
 };
 

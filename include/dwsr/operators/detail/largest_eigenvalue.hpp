@@ -3,8 +3,10 @@
 /// semi-definite matrices that change little from one call to the next (the
 /// covariances of windows sliding along a trace). Each call takes a few power
 /// steps from the previous call's eigenvector, then Rayleigh-quotient
-/// iteration, and certifies the Rayleigh quotient rho (which never exceeds the
-/// largest eigenvalue) to rho <= lambda_max < rho + tolerance * trace(C):
+/// iteration (its first step by a symmetric factorisation without pivoting,
+/// the rare others by Gaussian elimination with partial pivoting), and
+/// certifies the Rayleigh quotient rho (which never exceeds the largest
+/// eigenvalue) to rho <= lambda_max < rho + tolerance * trace(C):
 /// by Temple's bound where it applies (rho holds more than half the trace: 19
 /// voxels in 20 of the synthetic benchmark cube; free once C v is known), else by a Cholesky
 /// factorisation of sigma I - C, which succeeds only if every eigenvalue of C
@@ -58,11 +60,11 @@ class basic_largest_eigenvalue_solver {
       std::fill(v_, v_ + order(), 1.0 / std::sqrt(double(order())));
       for (int k = 0; k < 8; ++k) power_step(c);
     }
-    for (int k = 0; k < power_steps; ++k) power_step(c);
+    warm_power_steps(c);
     bool deflated = false;
     double previous = -1;
     for (int it = 0; it < 12; ++it) {
-      inverse_step(c);
+      if (it > 0 || !symmetric_inverse_step(c)) inverse_step(c);
       if (deflated) project_out(u_, v_), normalise(v_);
       const double rho = rayleigh(c);
       if (temple_certified(rho, trace) || certified(c, rho + tolerance * trace)) {
@@ -90,6 +92,16 @@ class basic_largest_eigenvalue_solver {
     return fallback(c);
   }
 
+  /// operator() warm-started from the unit vector v (from scratch where v is
+  /// not finite), which receives the new estimate of the eigenvector.
+  double operator()(const double* c, double trace, double* v) {
+    warm_ = std::all_of(v, v + order(), [](double x) { return std::isfinite(x); });
+    if (warm_) std::copy(v, v + order(), v_);
+    const double rho = (*this)(c, trace);
+    std::copy(v_, v_ + order(), v);
+    return rho;
+  }
+
  private:
   std::uint64_t order() const {
     if constexpr (Order > 0)
@@ -102,6 +114,19 @@ class basic_largest_eigenvalue_solver {
   void power_step(const double* c) {
     multiply(c, v_, w_);
     if (normalise(w_)) std::copy(w_, w_ + order(), v_);
+  }
+
+  // v = C^k v / |C^k v| for k = power_steps, normalised once (v kept where
+  // that vector is 0 or not finite): C's entries are sums of products of
+  // float32 samples (below 1e80), so C^3 v cannot overflow.
+  void warm_power_steps(const double* c) {
+    double* x = v_;
+    for (int k = 0; k < power_steps; ++k) {
+      double* y = k % 2 == 0 ? w_ : u_;
+      multiply(c, x, y);
+      x = y;
+    }
+    if (normalise(x)) std::copy(x, x + order(), v_);
   }
 
   // v = (C - rho I)^-1 v / |...| by Gaussian elimination with partial pivoting
@@ -121,9 +146,10 @@ class basic_largest_eigenvalue_solver {
         std::swap_ranges(m_ + k * n + k, m_ + k * n + n, m_ + p * n + k);
         std::swap(w_[k], w_[p]);
       }
-      const double pivot = m_[k * n + k];
+      const double inverse = 1.0 / m_[k * n + k];  // the diagonal keeps the pivots' reciprocals
+      m_[k * n + k] = inverse;
       for (std::uint64_t r = k + 1; r < n; ++r) {
-        const double f = m_[r * n + k] / pivot;
+        const double f = m_[r * n + k] * inverse;
         if (f == 0) continue;
         for (std::uint64_t col = k + 1; col < n; ++col) m_[r * n + col] -= f * m_[k * n + col];
         w_[r] -= f * w_[k];
@@ -132,9 +158,47 @@ class basic_largest_eigenvalue_solver {
     for (std::uint64_t k = n; k-- > 0;) {
       double sum = w_[k];
       for (std::uint64_t col = k + 1; col < n; ++col) sum -= m_[k * n + col] * w_[col];
-      w_[k] = sum / m_[k * n + k];
+      w_[k] = sum * m_[k * n + k];
     }
     if (normalise(w_)) std::copy(w_, w_ + n, v_);
+  }
+
+  // inverse_step's result (up to sign) by an LDL^T factorisation of rho I - C
+  // without pivoting: half the arithmetic, no pivot search, and solves whose
+  // inner loops are independent updates rather than chains of sums. Without
+  // pivoting a tiny pivot can cost accuracy, never correctness (the result is
+  // certified after the step); false, v untouched, where a pivot vanishes or
+  // the result is not finite.
+  bool symmetric_inverse_step(const double* c) {
+    const double rho = rayleigh(c);
+    const auto n = order();
+    for (std::uint64_t r = 0; r < n; ++r)
+      for (std::uint64_t col = 0; col <= r; ++col) m_[r * n + col] = (r == col ? rho : 0.0) - c[r * n + col];
+    // Step k: the lower triangle's column k holds d_k l_rk (the Schur
+    // complement's), then l_rk, as does row k of the upper triangle; the
+    // diagonal keeps 1 / d_k.
+    for (std::uint64_t k = 0; k < n; ++k) {
+      const double d = m_[k * n + k];
+      if (d == 0) return false;
+      const double inverse = 1.0 / d;
+      m_[k * n + k] = inverse;
+      for (std::uint64_t r = k + 1; r < n; ++r) {
+        const double l = m_[r * n + k] * inverse;
+        m_[k * n + r] = l;
+        for (std::uint64_t col = k + 1; col <= r; ++col) m_[r * n + col] -= l * m_[col * n + k];
+      }
+      for (std::uint64_t r = k + 1; r < n; ++r) m_[r * n + k] = m_[k * n + r];
+    }
+    // L y = v, D z = y, L^T x = z, each by columns.
+    std::copy(v_, v_ + n, w_);
+    for (std::uint64_t k = 0; k < n; ++k)
+      for (std::uint64_t r = k + 1; r < n; ++r) w_[r] -= m_[k * n + r] * w_[k];
+    for (std::uint64_t k = 0; k < n; ++k) w_[k] *= m_[k * n + k];
+    for (std::uint64_t r = n; r-- > 1;)
+      for (std::uint64_t k = 0; k < r; ++k) w_[k] -= m_[r * n + k] * w_[r];
+    if (!normalise(w_)) return false;
+    std::copy(w_, w_ + n, v_);
+    return true;
   }
 
   // Temple's bound for the Rayleigh quotient rho of the unit vector v (w = C v):
@@ -213,7 +277,8 @@ class basic_largest_eigenvalue_solver {
     for (std::uint64_t k = 0; k < order(); ++k) s += x[k] * x[k];
     const double norm = std::sqrt(s);
     if (!(norm > 0 && std::isfinite(norm))) return false;
-    for (std::uint64_t k = 0; k < order(); ++k) x[k] /= norm;
+    const double inverse = 1.0 / norm;
+    for (std::uint64_t k = 0; k < order(); ++k) x[k] *= inverse;
     return true;
   }
 
