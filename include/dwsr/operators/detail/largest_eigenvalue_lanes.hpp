@@ -4,9 +4,9 @@
 /// eight segments of a trace together, each warm-started from its own
 /// previous sample. The scalar solver is bound by latency (chains of dependent
 /// sums, one 9 x 9 problem at a time); here every lane takes the same steps
-/// (power steps, one symmetric inverse step, Temple's bound, else the Cholesky
-/// certificate) in loops over the lanes without branches, which vectorise and
-/// overlap eight chains. A lane those steps leave uncertified continues alone
+/// (power steps, then up to two symmetric inverse steps, each followed by
+/// Temple's bound, else the Cholesky certificate) in loops over the lanes
+/// without branches, which vectorise and overlap eight chains. A lane those steps leave uncertified continues alone
 /// in the scalar solver from its vector. A lane's result depends only on its
 /// own stream, never on its neighbours or the instruction set: the steps are
 /// lane-wise IEEE operations (no fused multiply-add, core/simd_isa.hpp),
