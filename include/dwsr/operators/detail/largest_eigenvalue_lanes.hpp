@@ -6,11 +6,12 @@
 /// sums, one 9 x 9 problem at a time); here every lane takes the same steps
 /// (power steps, then up to two symmetric inverse steps, each followed by
 /// Temple's bound, else the Cholesky certificate) in loops over the lanes
-/// without branches, which vectorise and overlap eight chains. A lane those steps leave uncertified continues alone
-/// in the scalar solver from its vector. A lane's result depends only on its
-/// own stream, never on its neighbours or the instruction set: the steps are
-/// lane-wise IEEE operations (no fused multiply-add, core/simd_isa.hpp),
-/// selections pick between computed values by quiet comparisons.
+/// without branches, which vectorise and overlap eight chains. A lane those
+/// steps leave uncertified continues alone in the scalar solver from its
+/// vector. A lane's result depends only on its own stream, never on its
+/// neighbours or the instruction set: the steps are lane-wise IEEE operations
+/// (no fused multiply-add, core/simd_isa.hpp), selections pick between
+/// computed values by quiet comparisons.
 
 #include <cmath>
 #include <cstdint>
@@ -61,11 +62,15 @@ class largest_eigenvalue_lanes {
     multiply(c, u_, w_);
     keep_normalised<Isa>(w_, nullptr);
     // Up to two inverse steps in every lane not yet certified (the others keep
-    // their vector and rho), each followed by the certificates.
+    // their vector and rho), each followed by the certificates; each step is
+    // shifted by the Rayleigh quotients the previous certificate computed.
     bool done[lanes] = {};
+    double quotient[lanes];
+    rayleigh(c, quotient);
     for (int step = 0; step < lane_steps; ++step) {
-      symmetric_inverse_step<Isa>(c, done);
-      if (temple_certified(c, trace, rho, done)) return;
+      symmetric_inverse_step<Isa>(c, quotient, done);
+      rayleigh(c, quotient);
+      if (temple_certified(trace, quotient, rho, done)) return;
       if (cholesky_certified<Isa>(c, trace, rho, done)) return;
     }
     for (std::uint64_t l = 0; l < lanes; ++l) {
@@ -115,14 +120,23 @@ class largest_eigenvalue_lanes {
       for (std::uint64_t l = 0; l < lanes; ++l) v_[k][l] = keep[l] ? x[k][l] * scale[l] : v_[k][l];
   }
 
-  // In the lanes not done: rho = v^T C v, and done where Temple's bound
-  // certifies it (scalar_solver::temple_certified). Whether every lane is done.
-  bool temple_certified(const double* c, const double* trace, double* rho, bool* done) {
+  // w = C v and r = v^T w, lane by lane.
+  void rayleigh(const double* c, double* r) {
     multiply(c, v_, w_);
+    for (std::uint64_t l = 0; l < lanes; ++l) {
+      double sum = 0;
+      for (std::uint64_t k = 0; k < Order; ++k) sum += v_[k][l] * w_[k][l];
+      r[l] = sum;
+    }
+  }
+
+  // In the lanes not done: rho = the Rayleigh quotient `quotient` of v (w = C
+  // v, from rayleigh), and done where Temple's bound certifies it
+  // (scalar_solver::temple_certified). Whether every lane is done.
+  bool temple_certified(const double* trace, const double* quotient, double* rho, bool* done) {
     bool all = true;
     for (std::uint64_t l = 0; l < lanes; ++l) {
-      double r = 0;
-      for (std::uint64_t k = 0; k < Order; ++k) r += v_[k][l] * w_[k][l];
+      const double r = quotient[l];
       double r2 = 0;
       for (std::uint64_t k = 0; k < Order; ++k) r2 += (w_[k][l] - r * v_[k][l]) * (w_[k][l] - r * v_[k][l]);
       const double margin = 2 * r - trace[l];
@@ -136,18 +150,11 @@ class largest_eigenvalue_lanes {
   }
 
   // scalar_solver::symmetric_inverse_step in every lane: v = (rho I - C)^-1 v
-  // / |...| by LDL^T without pivoting; v kept in the lanes done and those
-  // whose pivot vanishes.
+  // / |...| by LDL^T without pivoting, rho the lane's Rayleigh quotient; v
+  // kept in the lanes done and those whose pivot vanishes.
   template <simd_isa Isa>
-  void symmetric_inverse_step(const double* c, const bool* done) {
+  void symmetric_inverse_step(const double* c, const double* rho, const bool* done) {
     constexpr auto n = Order;
-    multiply(c, v_, w_);
-    double rho[lanes];
-    for (std::uint64_t l = 0; l < lanes; ++l) {
-      double r = 0;
-      for (std::uint64_t k = 0; k < n; ++k) r += v_[k][l] * w_[k][l];
-      rho[l] = r;
-    }
     for (std::uint64_t r = 0; r < n; ++r)
       for (std::uint64_t col = 0; col <= r; ++col)
         for (std::uint64_t l = 0; l < lanes; ++l)
