@@ -201,8 +201,14 @@ class DaskAdvice:
         }
 
 
-def _cluster_workers(client: Any, addresses: Optional[Iterable[str]]) -> List[Mapping[str, Any]]:
-    """The scheduler's description of the workers considered (every worker when ``addresses`` is None)."""
+def _process_memory() -> int:
+    """The calling process's resident memory: what Dask's ``metrics["memory"]`` reports (run on a worker)."""
+    import psutil  # a dependency of distributed
+    return int(psutil.Process().memory_info().rss)
+
+
+def _cluster_workers(client: Any, addresses: Optional[Iterable[str]]) -> Dict[str, Mapping[str, Any]]:
+    """The scheduler's description of the workers considered, by address (every worker when ``addresses`` is None)."""
     try:
         info = client.scheduler_info(n_workers=-1)
     except TypeError:  # distributed before n_workers: every worker is listed
@@ -216,7 +222,7 @@ def _cluster_workers(client: Any, addresses: Optional[Iterable[str]]) -> List[Ma
         workers = {a: workers[a] for a in wanted}
     if not workers:
         raise _invalid("the client has no workers; start the cluster's workers first (client.wait_for_workers(n))")
-    return list(workers.values())
+    return dict(workers)
 
 
 def _bytes(value: Union[int, str], what: str) -> int:
@@ -265,8 +271,9 @@ def advise(op_or_graph: GraphLike, shape: ShapeLike, *, client: Any = None, memo
             requested bytes; ``"host_malloc"``: what glibc would hold).
         reserve: bytes of a worker's memory not available to tasks (bytes or
             text such as ``"100MiB"``). Default: with a client, the largest
-            process memory among the workers as the scheduler last heard it
-            (Dask's ``metrics["memory"]``); without, 0.
+            resident memory among the workers considered, measured when
+            ``advise`` is called (``client.run``, no task; call it while the
+            workers are idle); without, 0.
         pause_fraction: the workers' ``distributed.worker.memory.pause``.
 
     Returns:
@@ -276,7 +283,7 @@ def advise(op_or_graph: GraphLike, shape: ShapeLike, *, client: Any = None, memo
         dwsr.InvalidInputError: no client and no ``memory``/``threads``, a
             worker without a memory limit, or a budget that even the smallest
             chunk does not fit (dwsr's message, with the worker's limit and
-            threshold). Nothing runs on the cluster.
+            threshold). No task is submitted to the cluster.
     """
     if not 0 < pause_fraction <= 1:
         raise _invalid(f"pause_fraction {pause_fraction}: expected a fraction in (0, 1]")
@@ -284,9 +291,9 @@ def advise(op_or_graph: GraphLike, shape: ShapeLike, *, client: Any = None, memo
         raise _invalid("advise needs a client, or both memory (a worker's limit) and threads (tasks per worker)")
     if threads is not None and int(threads) < 1:
         raise _invalid(f"threads {threads}: expected at least 1")
-    described = _cluster_workers(client, workers) if client is not None else [{}]
+    described = _cluster_workers(client, workers) if client is not None else {"": {}}
     per_worker = []  # (memory limit, tasks at once) of each worker considered
-    for w in described:
+    for w in described.values():
         if memory is None and not w.get("memory_limit"):
             raise _invalid(f"worker {w.get('name', '?')} has no memory limit; start workers with memory_limit=... "
                            f"or pass memory=")
@@ -294,8 +301,12 @@ def advise(op_or_graph: GraphLike, shape: ShapeLike, *, client: Any = None, memo
         per_worker.append((limit, int(threads) if threads is not None else int(w["nthreads"])))
     if reserve is not None:
         reserved = _bytes(reserve, "reserve")
+    elif client is None:
+        reserved = 0
     else:
-        reserved = max(int(w.get("metrics", {}).get("memory", 0) or 0) for w in described)
+        # Measured now: the scheduler's metrics["memory"] is a heartbeat old, and a heartbeat taken while tasks ran
+        # counts their memory as the process's own.
+        reserved = max(client.run(_process_memory, workers=list(described)).values())
 
     # The tightest worker decides: the least pause-threshold memory per concurrent task.
     limit, nthreads = min(per_worker, key=lambda lt: lt[0] / lt[1])

@@ -290,6 +290,10 @@ def test_cluster_advised_chunks_run_bit_for_bit_and_each_worker_stays_under_its_
     assert len(idle) == 2 and max(idle.values()) < LIMIT // 2, idle  # the limit leaves room for the process
     reserve = max(idle.values())
     op = "gst_2d_dips"
+    # By default advise measures the idle workers now: their resident memory, at most their high-water mark so far
+    # (plus what Dask's own threads allocated since), never a heartbeat taken while tasks ran.
+    measured = dwsr_dask.advise(op, CLUSTER_SHAPE, client=client).reserve
+    assert 0 < measured <= reserve + 16 * 2**20, (measured, idle)
 
     advice = dwsr_dask.advise(op, CLUSTER_SHAPE, client=client, reserve=reserve)
     assert advice.memory_limit == LIMIT and advice.threads == 2 and advice.workers == 2
@@ -324,13 +328,14 @@ def test_cluster_budget_too_small_fails_before_any_task_runs(client):
     def transitions(dask_scheduler):
         return dask_scheduler.transition_counter
 
+    # The reserve is given: what the workers hold right after another test's run is not this test's business.
     before = client.run_on_scheduler(transitions)
     with pytest.raises(dwsr.InvalidInputError, match=r"too small.*Dask worker memory limit 314572800 bytes, pause "
-                       r"threshold 80% = 251658240 bytes.*shared by 2 task\(s\) at once"):
-        dwsr_dask.advise("gaussian", (64, 64, 10**8), client=client)
+                       r"threshold 80% = 251658240 bytes, less 104857600 reserved, shared by 2 task\(s\) at once"):
+        dwsr_dask.advise("gaussian", (64, 64, 10**8), client=client, reserve="100MiB")
     assert client.run_on_scheduler(transitions) == before  # nothing was submitted
 
     one = sorted(client.scheduler_info()["workers"])[:1]
-    assert dwsr_dask.advise("gaussian", (32, 32, 64), client=client, workers=one).workers == 1
+    assert dwsr_dask.advise("gaussian", (32, 32, 64), client=client, workers=one, reserve="100MiB").workers == 1
     with pytest.raises(dwsr.InvalidInputError, match="not workers of this client"):
         dwsr_dask.advise("gaussian", (32, 32, 64), client=client, workers=["tcp://nowhere:1"])
