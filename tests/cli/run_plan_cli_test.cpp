@@ -365,7 +365,8 @@ TEST_CASE("dwsr run writes the same bytes with every vector instruction set (DWS
     return bytes;
   };
   // Solve (gst_*, chaos), window sums and gradients (all), gradients of dips
-  // (volume_curvature), the 3x3x3 median's selection (median), separable
+  // and the curvature formulas (volume_curvature), the 3x3x3 median's
+  // selection (median), separable
   // passes along each axis (gaussian), streamed by slice (gradient_magnitude)
   // and trace by trace (trace_agc, reflection_intensity), the 9 x 9 solves in
   // lanes (eig_complex).

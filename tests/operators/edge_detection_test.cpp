@@ -6,8 +6,13 @@
 
 #include <Eigen/Eigenvalues>
 
+#include <bit>
 #include <cmath>
 #include <complex>
+
+#include "dwsr/core/random.hpp"
+#include "dwsr/core/simd_isa.hpp"
+#include "dwsr/operators/detail/curvature.hpp"
 
 #include "ndimage_reference.hpp"
 #include "operator_test_support.hpp"
@@ -165,6 +170,46 @@ TEST_CASE("edge operators follow scipy's windows on kernels the reference does n
         CHECK(output(run, o)[n] == expected[o]);
       }
     }
+  }
+}
+
+TEST_CASE("the curvature formulas give curvature::at's bits in a row, in every vector instruction set") {
+  // Rows of a few hundred voxels (the blocks' tails included) whose dips and
+  // derivatives mix ordinary values with zeros of both signs, infinities,
+  // NaN, huge and tiny ones: divisions by zero, roots of negatives, NaN -> 0.
+  const float special[] = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, 3e-20f, -2e19f, INFINITY, -INFINITY, NAN, 1e-45f};
+  const std::uint64_t n = 203;
+  std::vector<float> in[8];
+  xoshiro256ss rng(0xc0);
+  for (auto& row : in) {
+    row.resize(n);
+    for (auto& x : row) {
+      const auto r = rng.next();
+      x = r % 4 == 0 ? special[(r >> 8) % std::size(special)] : float(rng.uniform(-2, 2));
+    }
+  }
+  const float* f[6] = {in[2].data(), in[3].data(), in[4].data(), in[5].data(), in[6].data(), in[7].data()};
+  std::vector<std::uint32_t> expected;
+  for (std::uint64_t t = 0; t < n; ++t) {
+    const auto c =
+        operators::detail::curvature::at(in[0][t], in[1][t], f[0][t], f[1][t], f[2][t], f[3][t], f[4][t], f[5][t]);
+    for (const float y : {c.H, c.K, c.Kmax, c.Kmin}) expected.push_back(std::bit_cast<std::uint32_t>(y));
+  }
+  std::uint64_t zeros = 0, infinite = 0;
+  for (const auto y : expected) zeros += (y & 0x7fffffffu) == 0, infinite += (y & 0x7fffffffu) == 0x7f800000u;
+  CHECK(zeros > 100);
+  CHECK(infinite > 10);
+  for (const auto isa : {simd_isa::baseline, simd_isa::avx2, simd_isa::avx512}) {
+    if (isa > cpu_simd_isa()) continue;
+    INFO(name(isa));
+    std::vector<float> y(4 * n);
+    float* rows[4] = {y.data(), y.data() + n, y.data() + 2 * n, y.data() + 3 * n};
+    with_simd_isa(
+        isa, [&](auto lanes) { operators::detail::curvature_row<lanes()>(in[0].data(), in[1].data(), f, rows, n); });
+    std::vector<std::uint32_t> got;
+    for (std::uint64_t t = 0; t < n; ++t)
+      for (std::size_t k = 0; k < 4; ++k) got.push_back(std::bit_cast<std::uint32_t>(rows[k][t]));
+    CHECK(got == expected);
   }
 }
 

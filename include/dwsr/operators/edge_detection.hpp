@@ -15,6 +15,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -23,6 +24,7 @@
 #include "dwsr/core/host_device.hpp"
 #include "dwsr/operators/detail/analytic_signal.hpp"
 #include "dwsr/operators/detail/common.hpp"
+#include "dwsr/operators/detail/curvature.hpp"
 #include "dwsr/operators/detail/gradient_dips.hpp"
 #include "dwsr/operators/detail/kernel_param.hpp"
 #include "dwsr/operators/detail/largest_eigenvalue.hpp"
@@ -359,41 +361,13 @@ struct structured_semblance : detail::eigenvalue_attribute<structured_semblance>
   }
 };
 
-namespace detail {
-
-/// The curvature attributes at one voxel from the dips (u, v) = -(il, xl) /
-/// dip_factor and the uniform-filtered first derivatives of u and v, in the
-/// reference's float32 operation order (so its +-inf and NaN fall alike).
-struct curvature {
-  float H, K, Kmax, Kmin;
-  static curvature at(float u, float v, float ux, float uy, float uz, float vx, float vy, float vz) {
-    const float w = 1, wx = 0, wy = 0, wz = 0, E = 1, G = 1;
-    const float uv = u * v, vw = v * w, u2 = u * u, v2 = v * v, w2 = w * w;
-    const float u2pv2 = u2 + v2, v2pw2 = v2 + w2;
-    const float s = std::sqrt(u2pv2 + w2);
-    const float F = -(u * w) / (std::sqrt(u2pv2) * std::sqrt(v2pw2));
-    const float D = -(-uv * vx + u2 * vy + v2 * ux - uv * uy) / (u2pv2 * s);
-    const float Di = -(vw * (uy + vx) - 2 * u * w * vy - v2 * (uz + wx) + uv * (vz + wy)) /
-                     (2 * std::sqrt(u2pv2) * std::sqrt(v2pw2) * s);
-    const float Dii = -(-vw * wy + v2 * wz + w2 * vy - vw * vz) / (v2pw2 * s);
-    const float H = (E * Dii - 2 * F * Di + G * D) / (2 * (E * G - F * F));
-    const float K = (D * Dii - Di * Di) / (E * G - F * F);
-    const float Kmin = H - std::sqrt(H * H - K);
-    const float Kmax = H + std::sqrt(H * H - K);
-    auto zero_nan = [](float x) { return std::isnan(x) ? 0.0f : x; };
-    return {zero_nan(H), zero_nan(K), zero_nan(Kmax), zero_nan(Kmin)};
-  }
-};
-
-}  // namespace detail
-
 /// volume_curvature: curvature attributes of the gradient dips (computed with
 /// the same dip_factor and kernel, median-filtered): u, v = -(il, xl) /
 /// dip_factor, their first derivatives uniform-filtered over `kernel`, then H,
 /// K, Kmax, Kmin (NaN -> 0, +-inf kept where a denominator vanishes, as in the
 /// reference), KMPos = max(Kmax, Kmin), KMNeg = min(Kmax, Kmin).
 ///
-/// Memory: the dips are computed into the KMPos and KMNeg outputs (the last
+/// Memory: u and v are computed into the KMPos and KMNeg outputs (the last
 /// outputs written), which then serve as the source of the curvature stream;
 /// each of their slices is overwritten once no later slice needs it.
 struct volume_curvature : detail::edge_op<volume_curvature, detail::dip_params> {
@@ -413,20 +387,22 @@ struct volume_curvature : detail::edge_op<volume_curvature, detail::dip_params> 
   template <ExecutionContext Ctx>
   void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
     const auto shape = in.shape();
-    auto il_dips = out[4].as<float>();
-    auto xl_dips = out[5].as<float>();
+    // u and v, mapped once from each dip (every tap of their gradients reads them).
+    auto us = out[4].as<float>();
+    auto vs = out[5].as<float>();
     {
       detail::dips_stream<Ctx> dips(ctx, shape, kernel, dip_factor);
+      const float factor = static_cast<float>(dip_factor);
       if constexpr (Ctx::computes)
         for (std::uint64_t i = 0; i < shape.inlines; ++i)
-          dips.slice(in, i, il_dips.trace(i, 0).data(), xl_dips.trace(i, 0).data());
+          dips.slice(in, i, us.trace(i, 0).data(), vs.trace(i, 0).data(), [factor](float x) { return (-x) / factor; });
     }
-    curvatures(ctx, shape, il_dips, xl_dips, out);
+    curvatures(ctx, shape, us, vs, out);
   }
 
  private:
   template <class Ctx>
-  void curvatures(Ctx& ctx, shape3 shape, cube_view<float> il_dips, cube_view<float> xl_dips,
+  void curvatures(Ctx& ctx, shape3 shape, cube_view<float> us, cube_view<float> vs,
                   std::span<const array_ref> out) const {
     namespace d = dwsr::operators::detail;
     const auto nt = shape.samples;
@@ -438,8 +414,6 @@ struct volume_curvature : detail::edge_op<volume_curvature, detail::dip_params> 
     d::thread_rows<float, Ctx> rows(ctx, 6 + 6, nt);  // gradient scratch, filtered derivatives
     d::uniform_scratch<Ctx> scratch(ctx, 6, kernel[1], nt);
     if constexpr (!Ctx::computes) return;
-    const float factor = static_cast<float>(dip_factor);
-    const auto to_dip = [factor](float x) { return (-x) / factor; };
     const d::gradient_rows gradients{shape};
     auto produce = [&](std::uint64_t s, float* dst) {
       ctx.parallel_for(shape.crosslines, [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
@@ -448,15 +422,15 @@ struct volume_curvature : detail::edge_op<volume_curvature, detail::dip_params> 
         for (auto j = b; j < e; ++j) {
           float* o = dst + j * nt;
           for (std::uint64_t c = 0; c < 2; ++c) {
-            const float* source = (c == 0 ? il_dips : xl_dips).data();
-            gradients([&](std::uint64_t il) { return source + il * slice; }, to_dip, s, j, g, o + 3 * c * slice,
-                      o + (3 * c + 1) * slice, o + (3 * c + 2) * slice);
+            const float* source = (c == 0 ? us : vs).data();
+            gradients([&](std::uint64_t il) { return source + il * slice; }, std::identity{}, s, j, g,
+                      o + 3 * c * slice, o + (3 * c + 1) * slice, o + (3 * c + 2) * slice);
           }
         }
       });
     };
     auto field = [&](std::size_t k) { return out[k].as<float>(); };
-    // KMPos / KMNeg of slice i from Kmax / Kmin, once the dips of slice i are no longer read.
+    // KMPos / KMNeg of slice i from Kmax / Kmin, once u and v of slice i are no longer read.
     auto finish = [&](std::uint64_t i) {
       float *pos = field(4).trace(i, 0).data(), *neg = field(5).trace(i, 0).data();
       const float *kmax = field(2).trace(i, 0).data(), *kmin = field(3).trace(i, 0).data();
@@ -476,15 +450,11 @@ struct volume_curvature : detail::edge_op<volume_curvature, detail::dip_params> 
                                  [&](std::size_t c) { return rows.row(slot, 6 + c); });
               const float* f[6];
               for (std::size_t c = 0; c < 6; ++c) f[c] = rows.row(slot, 6 + c);
-              const float* il = il_dips.trace(i, j).data();
-              const float* xl = xl_dips.trace(i, j).data();
+              const float* u = us.trace(i, j).data();
+              const float* v = vs.trace(i, j).data();
               float* y[4];
               for (std::size_t k = 0; k < 4; ++k) y[k] = field(k).trace(i, j).data();
-              for (std::uint64_t t = 0; t < nt; ++t) {
-                const auto c = detail::curvature::at(to_dip(il[t]), to_dip(xl[t]), f[0][t], f[1][t], f[2][t], f[3][t],
-                                                     f[4][t], f[5][t]);
-                y[0][t] = c.H, y[1][t] = c.K, y[2][t] = c.Kmax, y[3][t] = c.Kmin;
-              }
+              with_simd_isa(simd_isa_in_use(), [&](auto lanes) { d::curvature_row<lanes()>(u, v, f, y, nt); });
             }
           },
           d::row_run_grain(shape.crosslines, ctx.threads()));

@@ -15,6 +15,8 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <type_traits>
 
 #include "dwsr/core/cube_view.hpp"
 #include "dwsr/operators/detail/gradient_rows.hpp"
@@ -48,16 +50,22 @@ class dips_stream {
         columns_(ctx, 1, shape.samples * kernel[0] * kernel[1]),
         heads_(ctx, 2, kernel[2]) {}
 
-  /// Writes the filtered inline and crossline dips of slice i (slices of
-  /// crosslines x samples floats). Call for i = 0, 1, ... in order.
-  void slice(cube_view<const float> in, std::uint64_t i, float* il_dips, float* xl_dips) {
+  /// Writes map(d) of each filtered inline and crossline dip d of slice i
+  /// (slices of crosslines x samples floats), mapped row by row while the row
+  /// is in cache. Call for i = 0, 1, ... in order.
+  template <class Map = std::identity>
+  void slice(cube_view<const float> in, std::uint64_t i, float* il_dips, float* xl_dips, Map map = {}) {
     if constexpr (!Ctx::computes) return;
     raw_.produce_to(std::min(i + w_[0].after, shape_.inlines - 1),
                     [&](std::uint64_t s, float* dst) { raw(in, s, dst); });
     ctx_->parallel_for(shape_.crosslines, [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
       for (auto j = b; j < e; ++j) {
-        median_row(i, j, 0, slot, il_dips + j * shape_.samples);
-        median_row(i, j, 1, slot, xl_dips + j * shape_.samples);
+        for (std::uint64_t c = 0; c < 2; ++c) {
+          float* row = (c == 0 ? il_dips : xl_dips) + j * shape_.samples;
+          median_row(i, j, c, slot, row);
+          if constexpr (!std::is_same_v<Map, std::identity>)
+            for (std::uint64_t t = 0; t < shape_.samples; ++t) row[t] = map(row[t]);
+        }
       }
     });
   }
