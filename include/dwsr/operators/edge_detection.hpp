@@ -411,19 +411,20 @@ struct volume_curvature : detail::edge_op<volume_curvature, detail::dip_params> 
                               d::window_extent::of(kernel[2])};
     // Ring of the derivatives (ux, uy, uz, vx, vy, vz) of the last kernel[0] slices.
     d::slice_ring<Ctx> ring(ctx, kernel[0], 6 * slice);
-    d::thread_rows<float, Ctx> rows(ctx, 6 + 6, nt);  // gradient scratch, filtered derivatives
+    constexpr std::uint64_t filtered = d::gradient_rows::scratch_rows;  // the first of the filtered derivatives
+    d::thread_rows<float, Ctx> rows(ctx, filtered + 6, nt);             // gradient scratch, filtered derivatives
     d::uniform_scratch<Ctx> scratch(ctx, 6, kernel[1], nt);
     if constexpr (!Ctx::computes) return;
     const d::gradient_rows gradients{shape};
     auto produce = [&](std::uint64_t s, float* dst) {
       ctx.parallel_for(shape.crosslines, [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
-        float* g[6];
-        for (std::uint64_t r = 0; r < 6; ++r) g[r] = rows.row(slot, r);
-        for (auto j = b; j < e; ++j) {
-          float* o = dst + j * nt;
-          for (std::uint64_t c = 0; c < 2; ++c) {
-            const float* source = (c == 0 ? us : vs).data();
-            gradients([&](std::uint64_t il) { return source + il * slice; }, std::identity{}, s, j, g,
+        float* g[d::gradient_rows::scratch_rows];
+        for (std::uint64_t r = 0; r < d::gradient_rows::scratch_rows; ++r) g[r] = rows.row(slot, r);
+        for (std::uint64_t c = 0; c < 2; ++c) {
+          const float* source = (c == 0 ? us : vs).data();
+          for (auto j = b; j < e; ++j) {
+            float* o = dst + j * nt;
+            gradients([&](std::uint64_t il) { return source + il * slice; }, std::identity{}, s, j, j > b, g,
                       o + 3 * c * slice, o + (3 * c + 1) * slice, o + (3 * c + 2) * slice);
           }
         }
@@ -447,9 +448,9 @@ struct volume_curvature : detail::edge_op<volume_curvature, detail::dip_params> 
           [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
             for (auto j = b; j < e; ++j) {
               d::uniform_rows<6>(ring, shape, w, i, j, j > b, value, scratch, slot,
-                                 [&](std::size_t c) { return rows.row(slot, 6 + c); });
+                                 [&](std::size_t c) { return rows.row(slot, filtered + c); });
               const float* f[6];
-              for (std::size_t c = 0; c < 6; ++c) f[c] = rows.row(slot, 6 + c);
+              for (std::size_t c = 0; c < 6; ++c) f[c] = rows.row(slot, filtered + c);
               const float* u = us.trace(i, j).data();
               const float* v = vs.trace(i, j).data();
               float* y[4];

@@ -162,7 +162,7 @@ class gradient_ring {
         shape_(shape),
         slice_(shape.crosslines * shape.samples),
         ring_(ctx, slots, 3 * slice_),
-        scratch_(ctx, 6, shape.samples) {}
+        scratch_(ctx, gradient_rows::scratch_rows, shape.samples) {}
 
   /// Computes gradients up to slice `last` (in order). slice(il) and load as in gradient_rows.
   template <class Slice, class Load>
@@ -170,11 +170,11 @@ class gradient_ring {
     ring_.produce_to(last, [&](std::uint64_t i, float* dst) {
       const gradient_rows rows{shape_};
       ctx_->parallel_for(shape_.crosslines, [&](std::uint64_t b, std::uint64_t e, std::size_t slot) {
-        float* s[6];
-        for (std::uint64_t r = 0; r < 6; ++r) s[r] = scratch_.row(slot, r);
+        float* s[gradient_rows::scratch_rows];
+        for (std::uint64_t r = 0; r < gradient_rows::scratch_rows; ++r) s[r] = scratch_.row(slot, r);
         for (auto j = b; j < e; ++j) {
           float* g = dst + j * shape_.samples;
-          rows(slice, load, i, j, s, g, g + slice_, g + 2 * slice_);
+          rows(slice, load, i, j, j > b, s, g, g + slice_, g + 2 * slice_);
         }
       });
     });
