@@ -20,45 +20,50 @@ namespace dwsr::operators::detail {
 /// Window extents of a (inline, crossline, time) kernel.
 using kernel_extents = std::array<window_extent, 3>;
 
-/// out[t] = float((0.0 + term(0, t) + ... + term(N - 1, t)) / size), summed
-/// in double in that order (from 0.0, as a running sum: -0 + 0 is +0): a
-/// window of N terms in registers, in one vectorised pass.
-template <std::size_t N, class Term>
-void window_mean_of_rows(Term&& term, std::uint64_t n, double size, float* out) {
-  for (std::uint64_t t = 0; t < n; ++t) {
-    double s = 0.0;
-    for (std::size_t k = 0; k < N; ++k) s += term(k, t);
-    out[t] = static_cast<float>(s / size);
-  }
+/// out[t] = float((0.0 + term(r_0, t) + ... + term(r_{count-1}, t)) / size)
+/// for t < n, where rows(f) calls f(k, r_k) for the window's k-th row: summed
+/// in double in window order, from 0.0 as a running sum (-0 + 0 is +0).
+/// Windows of 3 and 9 (the default kernels') are summed in registers in one
+/// vectorised pass; other sizes row by row through `sum`, n doubles of scratch.
+template <class Rows, class Term>
+void window_mean_of_rows(std::uint64_t count, Rows&& rows, Term&& term, std::uint64_t n, double size, float* out,
+                         double* sum) {
+  auto in_registers = [&]<std::size_t N>() {
+    const float* r[N];
+    rows([&](std::uint64_t k, const float* row) { r[k] = row; });
+    for (std::uint64_t t = 0; t < n; ++t) {
+      double s = 0.0;
+      for (std::size_t k = 0; k < N; ++k) s += term(r[k], t);
+      out[t] = static_cast<float>(s / size);
+    }
+  };
+  if (count == 3) return in_registers.template operator()<3>();
+  if (count == 9) return in_registers.template operator()<9>();
+  rows([&](std::uint64_t k, const float* row) {
+    if (k == 0)
+      for (std::uint64_t t = 0; t < n; ++t) sum[t] = 0.0 + term(row, t);
+    else
+      for (std::uint64_t t = 0; t < n; ++t) sum[t] += term(row, t);
+  });
+  for (std::uint64_t t = 0; t < n; ++t) out[t] = static_cast<float>(sum[t] / size);
 }
 
 /// Mean over a reflected window along time: summed in double from the window's
 /// first sample to its last, divided by its size, stored as float. (scipy's
 /// uniform_filter1d keeps a running sum along the line instead; a direct sum
 /// does not depend on where a block starts, so chunked runs agree bitwise.)
-/// Interior samples of windows of 3 and 9 (the default kernels') are summed
-/// in registers (window_mean_of_rows); other sizes add the window's samples
-/// one offset at a time across the row into `sum`, n doubles of scratch (the
-/// same order per sample, and loops the compiler vectorises). The few border
-/// samples reflect.
+/// Interior samples are window_mean_of_rows's (`sum` is its n doubles of
+/// scratch); the few border samples reflect.
 inline void window_mean_along_time(const float* x, std::uint64_t n, window_extent w, float* out, double* sum) {
   const auto size = static_cast<double>(w.size());
   const std::uint64_t lo = std::min(w.before, n), hi = n > w.after ? std::max(lo, n - w.after) : lo;
-  const float* first = x + lo - w.before;  // the window of interior sample lo + t starts at first[t]
-  auto interior = [&]<std::size_t N>() {
-    window_mean_of_rows<N>([&](std::size_t k, std::uint64_t t) { return first[t + k]; }, hi - lo, size, out + lo);
+  // The window of interior sample lo + t: row k holds its k-th sample at t.
+  auto rows = [&](auto&& f) {
+    for (std::uint64_t k = 0; k < w.size(); ++k) f(k, x + lo - w.before + k);
   };
-  if (w.size() == 3) {
-    interior.template operator()<3>();
-  } else if (w.size() == 9) {
-    interior.template operator()<9>();
-  } else {
-    // The first term is added to 0.0 (not assigned): -0 + 0 is +0, as in a running sum from 0.
-    for (std::uint64_t t = lo; t < hi; ++t) sum[t] = 0.0 + x[t - w.before];
-    for (std::uint64_t k = 1; k < w.size(); ++k)
-      for (std::uint64_t t = lo; t < hi; ++t) sum[t] += x[t - w.before + k];
-    for (std::uint64_t t = lo; t < hi; ++t) out[t] = static_cast<float>(sum[t] / size);
-  }
+  if (hi > lo)
+    window_mean_of_rows(
+        w.size(), rows, [](const float* r, std::uint64_t t) { return r[t]; }, hi - lo, size, out + lo, sum);
   auto border = [&](std::uint64_t t) {
     double s = 0.0;
     for_each_in_window(t, w, n, [&](std::uint64_t, std::uint64_t i) { s += x[i]; });
@@ -101,8 +106,7 @@ class uniform_scratch {
 /// window_mean_along_time).
 /// out(c) is the row (samples floats) receiving quantity c.
 ///
-/// Windows of 3 along inline or crossline (the default kernels') are summed
-/// in registers (window_mean_of_rows), other sizes through the double rows.
+/// Each pass is window_mean_of_rows's, through quantity c's double row.
 /// The inline pass of crossline x is kept in float rows x % kernel[1] of the
 /// thread's scratch: when `follows` (this thread's previous call was row j - 1
 /// of the same slice), the rows of j - 1's window are still there and only
@@ -124,24 +128,6 @@ void uniform_rows_in(const Ring& ring, shape3 shape, const kernel_extents& w, st
                        [&](std::uint64_t k, std::uint64_t y) { found = found || (k < count && y == x); });
     return found;
   };
-  // Quantity c's mean of the window's rows into `mean`: window(f) calls f(a, row)
-  // for the window's a-th row; windows of 3 in registers, others through c's
-  // double row (each row added across it, from 0.0 as in the running sum).
-  auto pass = [&](std::size_t c, std::uint64_t count, double size, auto&& window, auto&& term, float* mean) {
-    if (count == 3) {
-      const float* r[3];
-      window([&](std::uint64_t a, const float* row) { r[a] = row; });
-      return window_mean_of_rows<3>([&](std::size_t a, std::uint64_t t) { return term(r[a], t); }, nt, size, mean);
-    }
-    double* sum = sums[c];
-    window([&](std::uint64_t a, const float* row) {
-      if (a == 0)
-        for (std::uint64_t t = 0; t < nt; ++t) sum[t] = 0.0 + term(row, t);
-      else
-        for (std::uint64_t t = 0; t < nt; ++t) sum[t] += term(row, t);
-    });
-    for (std::uint64_t t = 0; t < nt; ++t) mean[t] = static_cast<float>(sum[t] / size);
-  };
   // Inline pass of the crosslines not cached yet.
   for_each_in_window(j, w[1], shape.crosslines, [&](std::uint64_t k, std::uint64_t x) {
     if ((follows && in_window(j - 1, x, w[1].size())) || in_window(j, x, k)) return;
@@ -150,9 +136,9 @@ void uniform_rows_in(const Ring& ring, shape3 shape, const kernel_extents& w, st
                          [&](std::uint64_t a, std::uint64_t il) { f(a, ring.slice(il) + x * nt); });
     };
     for (std::size_t c = 0; c < C; ++c)
-      pass(
-          c, w[0].size(), size0, rows_of_x, [&](const float* g, std::uint64_t t) { return value(c, g, t); },
-          scratch.row(slot, (x % rows) * C + c));
+      window_mean_of_rows(
+          w[0].size(), rows_of_x, [&](const float* g, std::uint64_t t) { return value(c, g, t); }, nt, size0,
+          scratch.row(slot, (x % rows) * C + c), sums[c]);
   });
   // Crossline pass (window order) into the last C float rows, then the time
   // pass into out(c), reusing quantity c's double row as its scratch.
@@ -162,8 +148,8 @@ void uniform_rows_in(const Ring& ring, shape3 shape, const kernel_extents& w, st
                          [&](std::uint64_t a, std::uint64_t x) { f(a, scratch.row(slot, (x % rows) * C + c)); });
     };
     float* v = scratch.row(slot, rows * C + c);
-    pass(
-        c, w[1].size(), size1, rows_of_j, [](const float* u, std::uint64_t t) { return u[t]; }, v);
+    window_mean_of_rows(
+        w[1].size(), rows_of_j, [](const float* u, std::uint64_t t) { return u[t]; }, nt, size1, v, sums[c]);
     window_mean_along_time(v, nt, w[2], out(c), sums[c]);
   }
 }
