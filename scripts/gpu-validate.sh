@@ -2,16 +2,19 @@
 # On a machine with an NVIDIA GPU: builds dwsr's CUDA parts, runs the `cuda`
 # tests, times the CUDA operators against CuPy's formulations of the same
 # attributes, replays CUDA runs' events through the real PyTorch and CuPy
-# allocators against dwsr's models, and writes DIR/report.md and
-# DIR/report.json (with every step's raw output beside them).
+# allocators against dwsr's models, replays GpuPack's job kinds on the GPU
+# (its real mode), and writes DIR/report.md and DIR/report.json (with every
+# step's raw output beside them).
 #
 #   bash scripts/gpu-validate.sh [--out DIR] [--build-dir DIR] [--no-build]
 #                                [--shapes 256x256x256,512x512x1024] [--repeats 5]
-#                                [--ops envelope,gradient_dips]
+#                                [--ops envelope,gradient_dips] [--pack-kinds 8]
 #
 # --ops times and compares only the operators named (default: every CUDA
 # operator, and CuPy's formulations of those it has); the cuda tests always
 # run whole.
+# --pack-kinds N: job kinds GpuPack's real mode replays (dwsr train --env
+# gpu_pack --real N, scripts/gpu/pack_replay.py; 0 skips it).
 # --no-build uses the programs already in --build-dir (cuda_operators_test,
 # cuda_table, dwsr). Python (PYTHON, default python3) needs numpy, and torch
 # and cupy for their comparisons; a missing one is reported, not fatal. Each
@@ -21,7 +24,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-out=gpu-report build=build-gpu no_build=0 shapes=256x256x256,512x512x1024 repeats=5 ops=
+out=gpu-report build=build-gpu no_build=0 shapes=256x256x256,512x512x1024 repeats=5 ops= pack_kinds=8
 while (($#)); do
   case "$1" in
     --out) out=$2; shift 2 ;;
@@ -30,7 +33,8 @@ while (($#)); do
     --shapes) shapes=$2; shift 2 ;;
     --repeats) repeats=$2; shift 2 ;;
     --ops) ops=$2; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    --pack-kinds) pack_kinds=$2; shift 2 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "gpu-validate: unknown argument '$1'; see --help" >&2; exit 2 ;;
   esac
 done
@@ -90,8 +94,16 @@ log "the command-line tool on the device"
 step "$python" scripts/gpu/cli_device_check.py --dwsr "$dwsr" --out "$out/cli.json" ||
   echo "gpu-validate: cli_device_check.py failed" >&2
 
+log "GpuPack's real mode: job kinds replayed through PyTorch, read by NVML"
+if ((pack_kinds > 0)); then
+  step "$dwsr" train --env gpu_pack --real "$pack_kinds" --real-runner "$python scripts/gpu/pack_replay.py" --json \
+    -o "$out/pack" >"$out/pack.json" 2>"$out/pack.txt" ||
+    echo "gpu-validate: dwsr train --env gpu_pack --real failed; see $out/pack.txt" >&2
+fi
+
 log "report"
 "$python" scripts/gpu/report.py --dwsr-ops "$out/dwsr_ops.json" --cupy "$out/cupy.json" \
-  --allocators "$out/allocators.json" --cli "$out/cli.json" --tests "$out/tests.txt" --out-dir "$out"
+  --allocators "$out/allocators.json" --cli "$out/cli.json" --pack "$out/pack.json" --pack-csv "$out/pack/real.csv" \
+  --tests "$out/tests.txt" --out-dir "$out"
 echo "gpu-validate: $out/report.md"
 exit "$tests_rc"

@@ -14,6 +14,7 @@
 #include "cli_common.hpp"
 #include "dwsr/env/chunk_real.hpp"
 #include "dwsr/env/chunk_training.hpp"
+#include "dwsr/env/pack_real.hpp"
 #include "dwsr/env/pack_training.hpp"
 #include "dwsr/env/peak_real.hpp"
 #include "dwsr/env/peak_training.hpp"
@@ -149,6 +150,27 @@ inline void report_episodic(const std::string& environment, const std::string& p
   if (t.trained)
     std::printf("  sampling its actions instead of taking the most probable: mean return %.4f, out of memory %.1f%%\n",
                 t.sampled_test.mean_return, 100 * t.sampled_test.oom_rate);
+  if (environment == "gpu_pack" && d.contains("real")) {
+    const auto& r = d["real"];
+    std::printf(
+        "  real: %zu kinds replayed, |measured peak / simulated peak - 1|: mean %.4f, worst %.4f; "
+        "reserved bytes differ from the allocator model after %llu events\n",
+        r["kinds"].size(), r["mean_abs_ratio_error"].get<double>(), r["worst_abs_ratio_error"].get<double>(),
+        static_cast<unsigned long long>(r["reserved_mismatches"].get<std::uint64_t>()));
+    for (const char* who : {"chosen", "first_fit"}) {
+      if (who == std::string_view("first_fit") && policy == "first_fit") break;  // the same runs
+      const auto& w = r[who];
+      std::printf(
+          "  real, %s: mean return %.4f with the measured profiles, %.4f simulated (mean |difference| "
+          "%.4g); jobs out of memory %llu measured, %llu simulated (%llu of %llu episodes differ)\n",
+          who == std::string_view("chosen") ? policy.c_str() : who, w["mean_measured_return"].get<double>(),
+          w["mean_simulated_return"].get<double>(), w["mean_abs_difference"].get<double>(),
+          static_cast<unsigned long long>(w["measured_ooms"].get<std::uint64_t>()),
+          static_cast<unsigned long long>(w["simulated_ooms"].get<std::uint64_t>()),
+          static_cast<unsigned long long>(w["episodes_with_other_ooms"].get<std::uint64_t>()),
+          static_cast<unsigned long long>(w["episodes"].get<std::uint64_t>()));
+    }
+  }
   if (!runs.empty()) {
     const auto agree = env::agree(runs);
     std::printf("  real: %zu runs, |RSS increase / simulated pages - 1|: mean %.4f, worst %.4f\n", runs.size(),
@@ -161,7 +183,7 @@ inline void report_episodic(const std::string& environment, const std::string& p
                   who.c_str(), s.out_of_memory, s.runs, s.seconds, 100 * s.idle_share);
     }
   }
-  std::printf("wrote %s/policy.json, curve.csv%s\n", out.c_str(), runs.empty() ? "" : ", real.csv");
+  std::printf("wrote %s/policy.json, curve.csv%s\n", out.c_str(), d.contains("real") ? ", real.csv" : "");
 }
 
 }  // namespace detail
@@ -178,7 +200,7 @@ inline void add_train_command(CLI::App& app) {
   static std::uint64_t tasks = 256, real = 0, real_max_mib = env::real_max_cube_bytes >> 20;
   static std::uint64_t kinds = 64, arrivals = 32;
   static double load = 2;
-  static std::string allocator = "torch_cuda_caching", time_cost = "flow_time";
+  static std::string allocator = "torch_cuda_caching", time_cost = "flow_time", runner, overhead;
   static std::vector<std::string> devices;
   static bool json = false;
   cmd->add_option("--env", environment,
@@ -251,18 +273,27 @@ inline void add_train_command(CLI::App& app) {
                                    "after scoring, run the policy's choice for real on this many test tasks "
                                    "(chunk_schedule: its first chunk) or jobs (peak_predict: each job, its predicted "
                                    "peak's reward against the measured peak; label peak_requested) with small cubes "
-                                   "and a peak that does not depend on the data, and write real.csv")
+                                   "and a peak that does not depend on the data, or job kinds (gpu_pack: each kind "
+                                   "replayed on a GPU by --real-runner, the rewards again with the measured "
+                                   "profiles), and write real.csv")
                        ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1000}))
                        ->capture_default_str();
   auto* real_max_opt =
       cmd->add_option("--real-max-mib", real_max_mib, "--real: the largest cube run for real, MiB of float32")
           ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20))
           ->capture_default_str();
+  auto* runner_opt = cmd->add_option("--real-runner", runner,
+                                     "gpu_pack --real: the command that replays a job kind's trace on a GPU and "
+                                     "reads its device memory, given TRACE OUT (words split at spaces), e.g. "
+                                     "\"python3 scripts/gpu/pack_replay.py\"");
   std::vector<CLI::Option*> pack_opts{
       cmd->add_option("--kinds", kinds, "gpu_pack: job kinds of the generated pool (both parts)")
           ->check(CLI::Range(std::uint64_t{5}, std::uint64_t{1} << 16))
           ->capture_default_str(),
       cmd->add_option("--allocator", allocator, "gpu_pack: the job kinds' allocator model")->capture_default_str(),
+      cmd->add_option("--context-overhead", overhead,
+                      "gpu_pack: device memory each job's process holds beside its allocator (the CUDA context; "
+                      "default 512MiB; --real measures it)"),
       cmd->add_option("--devices", devices,
                       "gpu_pack: the devices jobs are placed on, comma-separated (" + sim::known_devices() +
                           "; default: an H100 80 GB and its 3g.40gb, 2g.20gb and 1g.10gb slices)")
@@ -280,10 +311,11 @@ inline void add_train_command(CLI::App& app) {
     std::vector<CLI::Option*> chunk_opts{tasks_opt};
     std::vector<CLI::Option*> real_opts{real_opt, real_max_opt};
     if (real == 0 && real_max_opt->count() > 0) throw invalid_input("--real-max-mib applies only with --real N");
+    if (real == 0 && runner_opt->count() > 0) throw invalid_input("--real-runner applies only with --real N");
     std::vector<CLI::Option*> peak_opts{dataset_opt, rows_opt, label_opt, split_opt, bins_opt, alpha_opt};
     std::vector<CLI::Option*> network_opts{hidden_opt, lr_opt, batch_opt};
     if (environment == "peak_predict") {
-      detail::refuse_options({chunk_opts, pack_opts, {episodes_opt}}, "--env peak_predict");
+      detail::refuse_options({chunk_opts, pack_opts, {episodes_opt, runner_opt}}, "--env peak_predict");
       r.policy = policy.empty() ? "linucb" : policy;
       if (r.policy != "random" && r.policy != "linucb" && r.policy != "reinforce")
         throw invalid_input("--policy " + quote(r.policy) +
@@ -296,7 +328,12 @@ inline void add_train_command(CLI::App& app) {
     } else if (environment == "chunk_schedule" || environment == "gpu_pack") {
       const bool chunk = environment == "chunk_schedule";
       detail::refuse_options({peak_opts, chunk ? pack_opts : chunk_opts}, "--env " + environment);
-      if (!chunk) detail::refuse_options({real_opts}, "--env gpu_pack (its jobs run on a GPU)");
+      if (chunk) detail::refuse_options({{runner_opt}}, "--env chunk_schedule (its tasks run with this tool)");
+      if (!chunk) detail::refuse_options({{real_max_opt}}, "--env gpu_pack (its jobs' cubes are not computed)");
+      if (!chunk && real > 0 && runner.empty())
+        throw invalid_input("--env gpu_pack --real " + std::to_string(real) +
+                            " needs --real-runner COMMAND: a program that replays a job kind's trace on a GPU "
+                            "(e.g. \"python3 scripts/gpu/pack_replay.py\", which needs PyTorch and NVML)");
       const std::string heuristic = chunk ? "advisor" : "first_fit";
       c.policy = policy.empty() ? "reinforce" : policy;
       if (c.policy != "random" && c.policy != heuristic && c.policy != "reinforce")
@@ -421,15 +458,81 @@ inline void add_train_command(CLI::App& app) {
         for (const auto& d : devices) o.devices.push_back(sim::device_named(d));
       }
       if (time_cost == "makespan") o.time_cost = env::gpu_pack_time_cost::makespan;
-      const auto jobs = std::make_shared<const env::gpu_pack_jobs>(env::generate_gpu_pack_jobs(
-          operators::catalogue(), {.kinds = kinds, .seed = pool_seed, .allocator = allocator}));
-      c.pool = {{"seed", pool_seed}, {"allocator", allocator}};
-      const auto t = env::train_gpu_pack(jobs, c, o);
+      const env::gpu_pack_jobs_options jo{
+          .kinds = kinds,
+          .seed = pool_seed,
+          .allocator = allocator,
+          .overhead = overhead.empty() ? sim::default_process_overhead : parse_bytes(overhead)};
+      const auto jobs =
+          std::make_shared<const env::gpu_pack_jobs>(env::generate_gpu_pack_jobs(operators::catalogue(), jo));
+      c.pool = {{"seed", pool_seed}, {"allocator", allocator}, {"context_overhead", jo.overhead}};
+      // Real mode's kinds, checked before training: each leaves 1 GiB of the smallest of the largest
+      // device and the recovery GPU, so that a measured context above the model's still fits.
+      std::uint64_t largest = 0;
+      for (const auto& d : o.devices) largest = std::max(largest, d.capacity);
+      const auto room = std::min(largest, o.recovery.capacity);
+      const std::uint64_t margin = std::uint64_t{1} << 30;
+      const auto chosen = env::pack_real_kinds(*jobs, real, room > margin ? room - margin : 0);
+      if (chosen.size() < real)
+        throw invalid_input("--real " + std::to_string(real) + ": the pool's test part has " +
+                            std::to_string(chosen.size()) +
+                            " kinds that peak at least 1 GiB below the largest "
+                            "device and the recovery GPU; expected at least that many (more --kinds or another "
+                            "--pool-seed)");
+      auto t = env::train_gpu_pack(jobs, c, o);
       c.progress = {};
       meter.clear();
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      std::vector<env::pack_real_row> runs;
+      std::vector<env::extra_file> extra;
+      if (real > 0) {
+        std::vector<std::string> argv;
+        for (std::size_t at = 0; at < runner.size();) {
+          const auto b = runner.find_first_not_of(' ', at);
+          if (b == std::string::npos) break;
+          const auto e = std::min(runner.find(' ', b), runner.size());
+          argv.push_back(runner.substr(b, e - b));
+          at = e;
+        }
+        runs = detail::run_real(dir, chosen.size(), meter, [&](std::size_t k, const auto&, const auto& scratch) {
+          return env::run_pack_real(operators::catalogue(), jo, *jobs, chosen[k], argv, scratch);
+        });
+        env::gpu_pack test(jobs, {.part = env::pool_part::test});
+        env::masked_random_policy random(test.action_space(), seed);
+        auto policy_act = [&t, random](const env::gpu_pack& e, std::span<const float> obs,
+                                       std::span<const std::uint8_t> m) mutable {
+          return c.policy == "first_fit" ? env::first_fit_action(e)
+                 : t.trained             ? t.trained->greedy(obs, m)
+                                         : random.act(obs, m);
+        };
+        auto first_fit = [](const env::gpu_pack& e, std::span<const float>, std::span<const std::uint8_t>) {
+          return env::first_fit_action(e);
+        };
+        auto rewards_json = [](const env::pack_real_rewards& w) {
+          return nlohmann::json{{"episodes", w.episodes},
+                                {"mean_simulated_return", w.mean_simulated_return},
+                                {"mean_measured_return", w.mean_measured_return},
+                                {"mean_abs_difference", w.mean_abs_difference},
+                                {"simulated_ooms", w.simulated_ooms},
+                                {"measured_ooms", w.measured_ooms},
+                                {"episodes_with_other_ooms", w.episodes_with_other_ooms}};
+        };
+        const auto agree = env::agree(runs);
+        std::uint64_t mismatches = 0;
+        for (const auto& row : runs) mismatches += row.reserved_mismatches;
+        t.document["real"] = {
+            {"kinds", chosen},
+            {"file", "real.csv"},
+            {"runner", runner},
+            {"mean_abs_ratio_error", agree.mean},
+            {"worst_abs_ratio_error", agree.worst},
+            {"reserved_mismatches", mismatches},
+            {"chosen", rewards_json(env::pack_real_compare(jobs, runs, o, policy_act, eval, seed))},
+            {"first_fit", rewards_json(env::pack_real_compare(jobs, runs, o, first_fit, eval, seed))}};
+        extra.push_back({"real.csv", env::pack_real_csv(runs)});
+      }
       detail::write_training_files(
-          dir, {}, [&](const auto& d, const auto& files) { env::write_episodic_training(d, t, files); });
+          dir, extra, [&](const auto& d, const auto& files) { env::write_episodic_training(d, t, files); });
       detail::report_episodic(environment, c.policy, "first_fit", t, seconds, out, json, {});
       return;
     }

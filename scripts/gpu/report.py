@@ -7,6 +7,9 @@ Inputs (each optional; a missing or unreadable one is reported as such):
 * ``--cupy``: the CuPy formulations (scripts/gpu/cupy_attributes.py);
 * ``--allocators``: dwsr's allocator models against the real allocators
   (scripts/gpu/allocator_replay.py);
+* ``--cli``: the command-line tool on the device (scripts/gpu/cli_device_check.py);
+* ``--pack``, ``--pack-csv``: GpuPack's real mode, ``dwsr train --env gpu_pack
+  --real N --json``'s summary and its real.csv;
 * ``--tests``: a text file, e.g. the tail of ctest's output.
 
 Example::
@@ -21,6 +24,7 @@ folder that cannot be made), 1 when a report could not be written.
 from __future__ import annotations
 
 import argparse
+import csv
 import datetime
 import json
 import math
@@ -430,6 +434,48 @@ def cli_section(cli: Any) -> list[str]:
     return lines + [""]
 
 
+def load_csv(path: str | None) -> list[dict]:
+    """A CSV file's rows as dicts (none when there is no such file)."""
+    if not path or not os.path.isfile(path):
+        return []
+    with open(path, encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def pack_section(pack: Any, rows: list[dict]) -> list[str]:
+    """GpuPack's real mode: job kinds replayed through PyTorch and read by NVML (dwsr train --env gpu_pack --real)."""
+    if not isinstance(pack, dict) or not isinstance(pack.get("real"), dict):
+        return []
+    real = pack["real"]
+    lines = ["## GpuPack's real mode", "",
+             f"{len(as_list(real.get('kinds')))} test job kinds, each replayed by `{real.get('runner')}` in a fresh "
+             "process: its events through PyTorch's caching allocator, the process's device memory read from NVML "
+             "after each. Simulated: the torch_cuda_caching model plus the fixed context overhead.", ""]
+    def mib(row: dict, key: str) -> str:
+        return fmt_mib(int(row[key])) if str(row.get(key, "")).lstrip("-").isdigit() else "-"
+
+    if rows:
+        lines += table(["kind", "job", "events", "simulated peak", "measured peak", "context (model)",
+                        "context (NVML)", "reserved mismatches", "worst reserved diff", "worst segment diff"],
+                       [[r.get("kind"), r.get("name"), r.get("events"), mib(r, "simulated_peak_bytes"),
+                         mib(r, "measured_peak_bytes"), mib(r, "simulated_overhead_bytes"),
+                         mib(r, "measured_overhead_bytes"), r.get("reserved_mismatches"),
+                         mib(r, "worst_reserved_difference_bytes"),
+                         mib(r, "worst_segment_difference_bytes")] for r in rows]) + [""]
+    lines += [f"|measured peak / simulated peak - 1|: mean {fmt_value(real.get('mean_abs_ratio_error'))}, worst "
+              f"{fmt_value(real.get('worst_abs_ratio_error'))}; events after which the reserved bytes differ from "
+              f"the model: {real.get('reserved_mismatches')}.", ""]
+    who = [("chosen", pack.get("policy")), ("first_fit", "first_fit")]
+    lines += table(["policy", "episodes", "mean return (simulated)", "mean return (measured)", "mean abs difference",
+                    "jobs out of memory (simulated)", "jobs out of memory (measured)",
+                    "episodes where they differ"],
+                   [[name, w.get("episodes"), fmt_value(w.get("mean_simulated_return")),
+                     fmt_value(w.get("mean_measured_return")), fmt_value(w.get("mean_abs_difference")),
+                     w.get("simulated_ooms"), w.get("measured_ooms"), w.get("episodes_with_other_ooms")]
+                    for key, name in who if isinstance(w := real.get(key), dict)])
+    return lines + [""]
+
+
 def markdown(report: dict) -> str:
     """report.md's text."""
     lines = [f"# dwsr GPU report, {report['generated_utc']}", "", f"Device: {report['device']}", ""]
@@ -440,6 +486,7 @@ def markdown(report: dict) -> str:
     lines += allocator_section(report["allocators"], report["documents"].get("allocators"))
     lines += device_facts_section(docs.get("dwsr_ops"))
     lines += cli_section(docs.get("cli"))
+    lines += pack_section(docs.get("pack"), report["pack_rows"])
     lines += tests_section(report["tests"]["lines"], report["inputs"]["tests"])
     lines += errors_section(report["errors"])
     return "\n".join(lines)
@@ -455,7 +502,7 @@ def build_report(args: argparse.Namespace, now: datetime.datetime | None = None)
     now = now or datetime.datetime.now(datetime.timezone.utc)
     documents, inputs = {}, {}
     for name, path in (("dwsr_ops", args.dwsr_ops), ("cupy", args.cupy), ("allocators", args.allocators),
-                       ("cli", args.cli)):
+                       ("cli", args.cli), ("pack", args.pack)):
         documents[name], inputs[name] = load_json(path)
     test_lines, inputs["tests"] = load_text(args.tests)
     return {
@@ -467,6 +514,7 @@ def build_report(args: argparse.Namespace, now: datetime.datetime | None = None)
         "allocators": allocator_rows(documents["allocators"]),
         "tests": {"summary": test_summary(test_lines), "lines": test_lines},
         "errors": collect_errors(documents),
+        "pack_rows": load_csv(args.pack_csv),
     }
 
 
@@ -478,6 +526,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--allocators", default=None, help="allocator_replay.py's results (JSON)")
     p.add_argument("--tests", default=None, help="test output (text), e.g. ctest's tail")
     p.add_argument("--cli", default=None, help="cli_device_check.py's results (JSON)")
+    p.add_argument("--pack", default=None, help="dwsr train --env gpu_pack --real --json's summary (JSON)")
+    p.add_argument("--pack-csv", default=None, help="that training's real.csv")
     p.add_argument("--out-dir", default=".", help="where report.md and report.json go (made when missing)")
     a = p.parse_args(argv)
     try:

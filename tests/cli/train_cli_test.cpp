@@ -1,7 +1,8 @@
 // `dwsr train`: a small run writes policy.json (LinUCB's matrices, or
 // REINFORCE's network for chunk_schedule and gpu_pack) and curve.csv, the same bytes from
 // the same seed; jobs from a dataset directory; bad options fail in one line
-// and leave nothing behind. (ChunkSchedule's real mode: rss_cli_test.cpp.)
+// and leave nothing behind; GpuPack's real mode with a stand-in runner.
+// (ChunkSchedule's real mode: rss_cli_test.cpp.)
 
 #include <catch2/catch.hpp>
 
@@ -162,7 +163,15 @@ TEST_CASE("dwsr train refuses bad options in one line and writes nothing") {
   expect_user_error(run_dwsr("train --steps 10 --rows 200 --label peak_reserved_host_pages --real 1" + out),
                     "labelled 'peak_reserved_host_pages'; expected peak_requested");
   expect_user_error(run_dwsr("train --steps 10 --rows 200 --real 50" + out), "--real 50: the pool's test part has");
-  expect_user_error(run_dwsr("train --env gpu_pack --real 2" + out), "--real does not apply to --env gpu_pack");
+  expect_user_error(run_dwsr("train --env gpu_pack --real 2" + out),
+                    "--env gpu_pack --real 2 needs --real-runner COMMAND");
+  expect_user_error(run_dwsr("train --env gpu_pack --real-runner x" + out), "--real-runner applies only with --real N");
+  expect_user_error(run_dwsr("train --env gpu_pack --real 1 --real-runner x --real-max-mib 8" + out),
+                    "--real-max-mib does not apply to --env gpu_pack");
+  expect_user_error(run_dwsr("train --env chunk_schedule --real 1 --real-runner x" + out),
+                    "--real-runner does not apply to --env chunk_schedule");
+  expect_user_error(run_dwsr("train --env gpu_pack --kinds 20 --real 5 --real-runner x" + out),
+                    "--real 5: the pool's test part has 4 kinds");
   CHECK(!std::filesystem::exists(dir / "out"));
   // An output path that is a file: nothing is written beside it.
   std::ofstream(dir / "file") << "x";
@@ -301,4 +310,68 @@ TEST_CASE("dwsr train --env gpu_pack trains on the train kinds and scores first 
   expect_user_error(run_dwsr("train --env chunk_schedule --kinds 20" + out),
                     "--kinds does not apply to --env chunk_schedule");
   CHECK(!std::filesystem::exists(dir / "bad"));
+}
+
+TEST_CASE("dwsr train --env gpu_pack --real replays each kind through the runner and writes real.csv") {
+  temp_dir dir;
+  // A stand-in for the GPU runner: a probe that sees the exact live bytes above a 1000-byte context.
+  std::ofstream(dir / "runner.sh") << "awk -F, 'NR == 1 { print \"step,device_bytes\"; print \"start,1000\"; next }\n"
+                                      "  { if ($1 == \"alloc\") { live += $3; size[$2] = $3 } else live -= size[$2]; "
+                                      "print NR - 2 \",\" 1000 + live }'"
+                                      " \"$1\" > \"$2\"\n";
+  const std::string common =
+      "train --env gpu_pack --kinds 20 --pool-seed 3 --policy first_fit --eval-episodes 10 "
+      "--real 2 --real-runner '/bin/sh " +
+      (dir / "runner.sh").string() + "' ";
+  const auto r = run_dwsr(common + "--json -o " + (dir / "a").string());
+  INFO("stderr: " << r.err);
+  REQUIRE(r.status == 0);
+  const auto summary = nlohmann::json::parse(r.out);
+  const auto& real = summary["real"];
+  CHECK(real["kinds"] == nlohmann::json{4, 9});
+  CHECK(real["file"] == "real.csv");
+  CHECK(real["first_fit"]["episodes"] == 10);
+  CHECK(real["chosen"] == real["first_fit"]);
+  const auto doc = nlohmann::json::parse(text_of(dir / "a" / "policy.json"));
+  CHECK(doc["real"] == real);
+  CHECK(doc["pool"]["context_overhead"] == 512 << 20);
+  std::istringstream csv(text_of(dir / "a" / "real.csv"));
+  std::string line;
+  std::getline(csv, line);
+  CHECK(line.rfind("kind,name,events,simulated_peak_bytes,measured_peak_bytes,ratio,", 0) == 0);
+  for (const char* kind : {"4,", "9,"}) {
+    REQUIRE(std::getline(csv, line));
+    CHECK(line.rfind(kind, 0) == 0);
+  }
+  CHECK(!std::getline(csv, line));
+  CHECK(!std::filesystem::exists(dir / "a" / ".dwsr-train-real"));
+  REQUIRE(run_dwsr(common + "--json -o " + (dir / "b").string()).status == 0);
+  CHECK(text_of(dir / "a" / "policy.json") == text_of(dir / "b" / "policy.json"));
+
+  // Lines: what was measured against what was simulated.
+  const auto lines = run_dwsr(common + "-o " + (dir / "c").string());
+  REQUIRE(lines.status == 0);
+  CHECK(lines.out.find("real: 2 kinds replayed") != std::string::npos);
+  CHECK(lines.out.find("wrote " + (dir / "c").string() + "/policy.json, curve.csv, real.csv") != std::string::npos);
+
+  // The context the replays measured, given to the model: the profiles take it.
+  const auto sized = run_dwsr(common + "--context-overhead 518MiB --json -o " + (dir / "e").string());
+  REQUIRE(sized.status == 0);
+  CHECK(nlohmann::json::parse(text_of(dir / "e" / "policy.json"))["pool"]["context_overhead"] == 518 << 20);
+  auto first_peak = [&](const char* run) {  // kind 4's simulated_peak_bytes, real.csv's fourth column
+    std::istringstream in(text_of(dir / run / "real.csv"));
+    std::string row, cell;
+    std::getline(in, row);
+    std::getline(in, row);
+    std::istringstream cells(row);
+    for (int c = 0; c < 4; ++c) std::getline(cells, cell, ',');
+    return std::stoull(cell);
+  };
+  CHECK(first_peak("e") - first_peak("a") == 6 << 20);
+
+  // A runner that fails: its last line named, nothing written.
+  std::ofstream(dir / "runner.sh") << "echo 'no CUDA device here' >&2; exit 1\n";
+  expect_user_error(run_dwsr(common + "-o " + (dir / "d").string()),
+                    "failed on job kind 4 (exit 1, signal 0): no CUDA device here");
+  CHECK(!std::filesystem::exists(dir / "d"));
 }

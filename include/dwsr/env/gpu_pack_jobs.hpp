@@ -87,20 +87,16 @@ struct gpu_pack_jobs {
   std::size_t size() const noexcept { return kinds.size(); }
 };
 
-/// The profile of `j`'s usage over its duration (see the file comment):
-/// highest bytes within each of gpu_pack_segments equal segments of
-/// [start, start + span), span = the job's duration or its last event time if
-/// later. Throws what colocate throws for a bad job.
-inline std::array<std::uint64_t, gpu_pack_segments> segment_maxima(const sim::job& j) {
-  sim::job alone = j;
-  alone.start = 0;
-  const auto r = sim::colocate({"unlimited", "unlimited", "", std::numeric_limits<std::uint64_t>::max(), true},
-                               std::span<const sim::job>(&alone, 1), {.timeline = true});
-  const double span = alone.times.empty() ? alone.duration : std::max(alone.duration, alone.times.back());
+/// The profile of a usage `timeline` (time, bytes after each step, in time
+/// order) over [0, span): the highest bytes within each of
+/// gpu_pack_segments equal segments, each segment starting at the level it
+/// inherits.
+inline std::array<std::uint64_t, gpu_pack_segments> segment_maxima_of(std::span<const sim::usage_point> timeline,
+                                                                      double span) {
   std::array<std::uint64_t, gpu_pack_segments> out{};
   std::uint64_t level = 0;
   std::size_t seg = 0;
-  for (const auto& p : r.timeline) {
+  for (const auto& p : timeline) {
     const auto at = span > 0 ? std::min(gpu_pack_segments - 1, std::size_t(p.time * double(gpu_pack_segments) / span))
                              : gpu_pack_segments - 1;
     for (; seg < at; ++seg) out[seg + 1] = level;  // a segment starts at the level it inherits
@@ -109,6 +105,28 @@ inline std::array<std::uint64_t, gpu_pack_segments> segment_maxima(const sim::jo
   }
   for (; seg + 1 < gpu_pack_segments; ++seg) out[seg + 1] = level;
   return out;
+}
+
+/// Job `j`'s span: its duration, or its last event's time if later.
+inline double job_span(const sim::job& j) noexcept {
+  return j.times.empty() ? j.duration : std::max(j.duration, j.times.back());
+}
+
+/// `j` replayed alone from time 0 on an unlimited device: the usage
+/// (overhead + reserved) after every step (start, each event, end). Throws
+/// what colocate throws for a bad job.
+inline std::vector<sim::usage_point> alone_timeline(const sim::job& j) {
+  sim::job alone = j;
+  alone.start = 0;
+  return sim::colocate({"unlimited", "unlimited", "", std::numeric_limits<std::uint64_t>::max(), true},
+                       std::span<const sim::job>(&alone, 1), {.timeline = true})
+      .timeline;
+}
+
+/// The profile of `j`'s usage over its duration (see the file comment).
+/// Throws what colocate throws for a bad job.
+inline std::array<std::uint64_t, gpu_pack_segments> segment_maxima(const sim::job& j) {
+  return segment_maxima_of(alone_timeline(j), job_span(j));
 }
 
 namespace detail {
@@ -131,7 +149,7 @@ inline gpu_job_kind draw_gpu_job_kind(const random_graphs& graphs, const gpu_pac
     kind.reserved = segment_maxima(j);
     kind.peak = *std::max_element(kind.reserved.begin(), kind.reserved.end());
     if (kind.peak > o.max_peak) continue;
-    kind.seconds = j.times.empty() ? j.duration : std::max(j.duration, j.times.back());
+    kind.seconds = job_span(j);
     kind.work = cube.voxels();
     kind.test = k % o.test_every == o.test_every - 1;
     if (job) *job = j;

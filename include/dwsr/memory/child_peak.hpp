@@ -54,7 +54,7 @@ struct child_exit {
   bool ok() const noexcept { return status == 0; }
 };
 
-/// Starts argv[0] (a path, not searched on PATH) with `argv` in a fresh
+/// Starts argv[0] (a path, or a name looked up on PATH) with `argv` in a fresh
 /// process, stdout and stderr sent to the given files (empty paths: inherited).
 /// Returns its pid; throws io_error when it cannot be started.
 inline pid_t spawn_child(const std::vector<std::string>& argv, const std::filesystem::path& stdout_file = {},
@@ -71,7 +71,7 @@ inline pid_t spawn_child(const std::vector<std::string>& argv, const std::filesy
   if (!stderr_file.empty())
     posix_spawn_file_actions_addopen(&files, 2, stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, args[0], &files, nullptr, args.data(), environ);
+  const int rc = ::posix_spawnp(&pid, args[0], &files, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&files);
   if (rc != 0) throw io_error(quote(argv[0]) + ": cannot start: " + std::strerror(rc));
   return pid;
