@@ -11,7 +11,8 @@ cd "$(dirname "$0")/.."
 # io_test: the .npy and SEG-Y parsers, windows of cubes;
 # sim_test: the snapshot (pickle, JSON), trace CSV and Chrome trace parsers, the allocator models;
 # cli_test: run and plan end to end (the tool built under the sanitizers too), corrupt and hostile input;
-# env_test: vector_env stepping into caller-owned buffers, PeakPredict's dataset reader;
+# env_test: vector_env stepping into caller-owned buffers, PeakPredict's dataset reader, GpuPack real mode's
+# reader of a runner's readings;
 # leaderboard_test: the predictions and runs CSV parsers and the suite runner;
 # boosted_estimators_test: the buffers handed to XGBoost's C API (where it is found).
 # Left out, because they add no buffer or parser of their own to the above:

@@ -268,6 +268,35 @@ class Formulations:
         b, a = self.signal.butter(6, [10.0 / 125.0, 60.0 / 125.0], btype="band")
         return self.signal.filtfilt(b.astype(x.dtype), a.astype(x.dtype), x, axis=-1)
 
+    def wavelet_convolution(self, x: Any, wavelet: Callable[[Any], Any]) -> Any:
+        """Every trace convolved (mode 'same') with wavelet(t) on the reference's axis numpy.arange(-0.256, 0.256,
+        0.004), the taps in x's type: fftconvolve along time."""
+        w = wavelet(self.cp.arange(-0.256, 0.256, 0.004)).astype(x.dtype)
+        return self.signal.fftconvolve(x, w[None, None, :], mode="same", axes=-1)
+
+    def cwt_ricker(self, x: Any) -> Any:
+        """The 25 Hz Ricker wavelet (1 - 2 (pi f t)^2) exp(-(pi f t)^2)."""
+        cp = self.cp
+
+        def ricker(t: Any) -> Any:
+            a = (cp.pi * 25.0 * t) ** 2
+            return (1 - 2 * a) * cp.exp(-a)
+
+        return self.wavelet_convolution(x, ricker)
+
+    def cwt_ormsby(self, x: Any) -> Any:
+        """The reference's Ormsby wavelet for 5, 10, 40, 60 Hz: (pi f)^2 / (pi df) sinc(pi f t)^2 terms."""
+        cp = self.cp
+        p1, p2, p3, p4 = (cp.pi * f for f in (5.0, 10.0, 40.0, 60.0))
+
+        def ormsby(t: Any) -> Any:
+            def term(pf: float, width: float) -> Any:
+                return pf * pf / width * cp.sinc(pf * t) ** 2
+
+            return (term(p4, p4 - p3) - term(p3, p4 - p3)) - (term(p2, p2 - p1) - term(p1, p2 - p1))
+
+        return self.wavelet_convolution(x, ormsby)
+
     def function(self, op: str) -> Callable[[Any], Any]:
         """The formulation of `op`."""
         return getattr(self, op)
@@ -300,6 +329,10 @@ class Formulations:
             "reference casts them",
             "bandpass_filter": "b, a = cupyx.scipy.signal.butter(6, [10/125, 60/125], btype='band'); filtfilt(b, a, x, axis=-1), b and a "
             "float32",
+            "cwt_ricker": "cupyx.scipy.signal.fftconvolve(x, w, mode='same', axes=-1), w the 25 Hz Ricker wavelet on "
+            "arange(-0.256, 0.256, 0.004), float32",
+            "cwt_ormsby": "cupyx.scipy.signal.fftconvolve(x, w, mode='same', axes=-1), w the reference's 5-10-40-60 Hz "
+            "Ormsby wavelet on arange(-0.256, 0.256, 0.004), float32",
             "semblance": "m = uniform_filter(x, (3,3,1)), q = uniform_filter(x*x, (3,3,1)), then "
             "nan_to_num(uniform_filter1d(m*m, 9) / uniform_filter1d(q, 9)) (mode='reflect'; the 9s cancel)",
         }[op]

@@ -48,6 +48,8 @@ COMPARED_OPS = (
     "gradient_structure_tensor",
     "lowpass_filter",
     "bandpass_filter",
+    "cwt_ricker",
+    "cwt_ormsby",
 )
 
 class UsageError(Exception):

@@ -57,6 +57,9 @@ std::vector<std::pair<std::string, params>> cases() {
   out.push_back({"gradient_structure_tensor", {{"kernel", "1,1,1025"}}});  // beyond the tile path's reach
   out.push_back({"lowpass_filter", {{"freq", "80"}, {"sample_rate", "2"}}});
   out.push_back({"bandpass_filter", {{"freq_lp", "5"}, {"freq_hp", "100"}}});
+  out.push_back({"cwt_ricker", {{"freq", "40"}, {"sample_rate", "2"}}});          // 256 taps
+  out.push_back({"cwt_ormsby", {{"freqs", "2,8,30,70"}, {"sample_rate", "1"}}});  // 512 taps
+  out.push_back({"cwt_ricker", {{"sample_rate", "0.08"}}});  // 6,400 taps: beyond the tile's shared memory
   return out;
 }
 

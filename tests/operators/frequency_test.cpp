@@ -9,6 +9,7 @@
 #include <numbers>
 
 #include "dwsr/operators/cuda/detail/filtfilt_batch.hpp"
+#include "dwsr/operators/cuda/detail/wavelet_direct.hpp"
 #include "operator_test_support.hpp"
 
 using namespace dwsr;
@@ -414,4 +415,89 @@ TEST_CASE("the CUDA filtfilt kernel gives the CPU Butterworth filters' bits, on 
   check_filtfilt_kernel<operators::highpass_filter>({});
   check_filtfilt_kernel<operators::bandpass_filter>({});
   check_filtfilt_kernel<operators::lowpass_filter>({{"freq", "80"}, {"sample_rate", "2"}});
+}
+
+// The CUDA wavelet convolutions (operators/cuda/detail/wavelet_direct.hpp),
+// run on the host for every output sample in both of the GPU's forms (the
+// tile, a block at a time, and a thread an output): the CPU's float spectra
+// within a tenth of the GPU tests' tolerance, and NaN over a trace with a NaN
+// or an infinity on both sides.
+namespace {
+
+/// The GPU's outputs of trace x (n samples), as the tile kernel makes them: tiles of 256 R outputs,
+/// 256 threads of R outputs 256 apart.
+template <unsigned R>
+std::vector<float> tiled(const float* x, std::uint64_t n, const std::vector<float>& w) {
+  namespace cu = dwsr::operators::cuda::detail;
+  const std::uint64_t m = w.size(), tile = 256 * R;
+  std::vector<float> y(n), row(tile + m - 1);
+  for (std::uint64_t t0 = 0; t0 < n; t0 += tile) {
+    for (std::uint64_t k = 0; k < row.size(); ++k) row[k] = cu::tile_sample(x, n, m, t0, k);
+    for (unsigned u = 0; u < 256; ++u) {
+      float acc[R];
+      cu::tile_outputs(w.data(), row.data(), unsigned(m), u, 256, acc);
+      for (unsigned r = 0; r < R; ++r)
+        if (t0 + u + 256 * r < n) y[t0 + u + 256 * r] = acc[r];
+    }
+  }
+  return y;
+}
+
+template <class Op>
+void check_wavelet_forms(const param_overrides& params) {
+  namespace cu = dwsr::operators::cuda::detail;
+  const Op op(param_values::bind(Op::name, Op::params(), params));
+  const operators::detail::wavelet_axis axis(op.sample_rate);
+  std::vector<float> w(axis.taps);
+  for (std::uint64_t i = 0; i < axis.taps; ++i) w[i] = static_cast<float>(op.wavelet(axis[i]));
+  for (const shape3 s :
+       {shape3{3, 5, 300}, {2, 2, 1}, {1, 3, 64}, {2, 1, 127}, {1, 2, 128}, {1, 1, 1000}, {1, 3, 2500}}) {
+    INFO(Op::name << " on " << to_string(s) << ", " << axis.taps << " taps");
+    auto x = noise(s, 3);
+    if (s.traces() > 2) {
+      x[s.samples + s.samples / 2] = NAN;  // trace 1
+      x[2 * s.samples] = INFINITY;         // trace 2
+    }
+    const auto cpu = run_real(*operators::catalogue().find(std::string(Op::name)).configure(params), x, s).outputs[0];
+    const float* c = cpu.as<float>();
+    double largest = 0;
+    for (std::uint64_t i = 0; i < s.voxels(); ++i)
+      if (std::isfinite(c[i])) largest = std::max(largest, double(std::fabs(c[i])));
+    const double tolerance = 1e-5 * std::max(1.0, largest);
+    std::uint64_t beyond = 0, nan_both = 0, nan_one = 0;
+    double worst = 0;
+    auto compare = [&](float g, float r) {
+      if (std::isnan(g) || std::isnan(r)) {
+        (std::isnan(g) && std::isnan(r) ? nan_both : nan_one) += 1;
+        return;
+      }
+      worst = std::max(worst, std::fabs(double(g) - double(r)));
+      beyond += std::fabs(double(g) - double(r)) > tolerance;
+    };
+    for (std::uint64_t tr = 0; tr < s.traces(); ++tr) {
+      const float* trace = x.data() + tr * s.samples;
+      const float* r = c + tr * s.samples;
+      const bool finite = std::all_of(trace, trace + s.samples, [](float v) { return std::isfinite(v); });
+      // Every tile size on every length (the kernel writes NaN itself where not finite).
+      const auto one = tiled<1>(trace, s.samples, w), two = tiled<2>(trace, s.samples, w),
+                 four = tiled<4>(trace, s.samples, w);
+      for (std::uint64_t t = 0; t < s.samples; ++t) {
+        compare(cu::wavelet_sample(trace, s.samples, w.data(), axis.taps, t, finite), r[t]);
+        for (const auto* tile : {&one, &two, &four}) compare(finite ? (*tile)[t] : NAN, r[t]);
+      }
+    }
+    INFO("largest |gpu - cpu| " << worst << ", tolerance " << tolerance);
+    CHECK(beyond == 0);
+    CHECK(nan_one == 0);
+    CHECK(nan_both == (s.traces() > 2 ? 8 * s.samples : 0));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the CUDA wavelet convolutions give the CPU's cwt within rounding, and NaN over a non-finite trace") {
+  check_wavelet_forms<operators::cwt_ricker>({});
+  check_wavelet_forms<operators::cwt_ricker>({{"freq", "40"}, {"sample_rate", "2"}});
+  check_wavelet_forms<operators::cwt_ormsby>({});
+  check_wavelet_forms<operators::cwt_ormsby>({{"freqs", "2,8,30,70"}, {"sample_rate", "1"}});
 }

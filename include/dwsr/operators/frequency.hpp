@@ -236,16 +236,16 @@ struct cwt_ricker : detail::along_time {
     if (!(freq > 0))
       throw invalid_input("parameter 'freq' = " + format_value(freq) + " Hz: expected a positive peak frequency");
   }
+  /// The wavelet at t seconds.
+  double wavelet(double t) const {
+    const double pf = std::numbers::pi * freq;
+    const double a = (pf * t) * (pf * t);
+    return (1 - 2 * a) * std::exp(-a);
+  }
   template <ExecutionContext Ctx>
   void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
-    const double pf = std::numbers::pi * freq;
     detail::convolve_traces(
-        ctx, detail::wavelet_axis(sample_rate),
-        [pf](double t) {
-          const double a = (pf * t) * (pf * t);
-          return (1 - 2 * a) * std::exp(-a);
-        },
-        in, out[0].as<float>());
+        ctx, detail::wavelet_axis(sample_rate), [this](double t) { return wavelet(t); }, in, out[0].as<float>());
   }
   double freq, sample_rate;
 };
@@ -271,20 +271,20 @@ struct cwt_ormsby : detail::along_time {
       throw invalid_input("parameter 'freqs' = " + detail::join(freqs) +
                           ": expected four corner frequencies 0 <= f1 < f2 <= f3 < f4 in Hz, e.g. 5,10,40,60");
   }
-  template <ExecutionContext Ctx>
-  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
+  /// The wavelet at t seconds.
+  double wavelet(double t) const {
     const double pi = std::numbers::pi;
     const double p1 = pi * freqs[0], p2 = pi * freqs[1], p3 = pi * freqs[2], p4 = pi * freqs[3];
+    auto term = [t](double pf, double width) {
+      const double s = detail::numpy_sinc(pf * t);
+      return pf * pf / width * (s * s);
+    };
+    return (term(p4, p4 - p3) - term(p3, p4 - p3)) - (term(p2, p2 - p1) - term(p1, p2 - p1));
+  }
+  template <ExecutionContext Ctx>
+  void run(Ctx& ctx, cube_view<const float> in, std::span<const array_ref> out) const {
     detail::convolve_traces(
-        ctx, detail::wavelet_axis(sample_rate),
-        [=](double t) {
-          auto term = [t](double pf, double width) {
-            const double s = detail::numpy_sinc(pf * t);
-            return pf * pf / width * (s * s);
-          };
-          return (term(p4, p4 - p3) - term(p3, p4 - p3)) - (term(p2, p2 - p1) - term(p1, p2 - p1));
-        },
-        in, out[0].as<float>());
+        ctx, detail::wavelet_axis(sample_rate), [this](double t) { return wavelet(t); }, in, out[0].as<float>());
   }
   std::vector<double> freqs;
   double sample_rate;

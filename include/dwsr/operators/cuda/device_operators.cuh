@@ -32,8 +32,8 @@
   X(frequency_change) X(sweetness) X(quality_factor) X(response_phase) X(response_frequency) X(response_amplitude) \
   X(apparent_polarity) X(phase_rotation) X(first_derivative) X(second_derivative) X(time_gain) \
   X(rescale_amplitude_range) X(rms) X(rms2) X(gradient_magnitude) X(reflection_intensity) X(lowpass_filter) \
-  X(highpass_filter) X(bandpass_filter) X(gaussian) X(median) X(convolution) X(gradient_dips) \
-  X(gradient_structure_tensor) X(gst_3d_dip) X(gst_3d_azm) X(gst_2d_dips) \
+  X(highpass_filter) X(bandpass_filter) X(cwt_ricker) X(cwt_ormsby) X(gaussian) X(median) X(convolution) \
+  X(gradient_dips) X(gradient_structure_tensor) X(gst_3d_dip) X(gst_3d_azm) X(gst_2d_dips) \
   X(semblance) X(semblance2) X(chaos) X(coherence) X(structured_semblance)
 // clang-format on
 
