@@ -56,6 +56,34 @@ TEST_CASE("angle is atan2 within 3 ulp, with atan2's signed zeros, in the vector
   CHECK(std::signbit(angle(-0.0f, 0.0f)));
 }
 
+TEST_CASE("arccos is acos within 2 ulp on [-1, 1], NaN outside it and for NaN") {
+  // Every float of [0, 1] at a stride, both signs, and the branch point 1/2 and the ends exactly.
+  std::uint64_t checked = 0;
+  float worst = 0;
+  auto check = [&](float x) {
+    const double exact = std::acos(double(x));
+    const float r = arccos(x);
+    const float err = static_cast<float>(std::abs(double(r) - exact) / ulp(static_cast<float>(exact)));
+    worst = std::max(worst, err);
+    ++checked;
+  };
+  for (std::uint32_t bits = 0; bits <= 0x3f800000u; bits += 97) {
+    float x;
+    std::memcpy(&x, &bits, sizeof x);
+    check(x);
+    check(-x);
+  }
+  for (float x : {0.0f, -0.0f, 0.5f, -0.5f, std::nextafter(0.5f, 1.0f), std::nextafter(0.5f, 0.0f), 1.0f, -1.0f})
+    check(x);
+  INFO(checked << " values, worst " << worst << " ulp");
+  CHECK(worst <= 2);
+  CHECK(arccos(1.0f) == 0.0f);
+  CHECK(arccos(-1.0f) == static_cast<float>(std::numbers::pi));
+  for (float x : {std::nextafter(1.0f, 2.0f), -std::nextafter(1.0f, 2.0f), 2.0f, std::numeric_limits<float>::infinity(),
+                  std::numeric_limits<float>::quiet_NaN()})
+    CHECK(std::isnan(arccos(x)));
+}
+
 TEST_CASE("modulus rounds the double-precision square root of the exact sum of squares, without overflow") {
   const auto a = samples(1027);
   std::vector<float> y(a.size()), c(a.size());

@@ -198,10 +198,11 @@ inline pack_real_row compare_pack_real(const gpu_pack_jobs& pool, std::uint32_t 
 
 /// Runs kind `k` of `pool` (drawn with `o`) for real: writes its job's trace
 /// into `scratch` (an existing directory), runs `runner` + {TRACE, OUT} in a
-/// fresh process (argv[0] looked up on PATH; its output kept from this
-/// process's) and compares (compare_pack_real). Throws dwsr::error naming
-/// the command when the runner fails, or (an internal error) when the job drawn
-/// again is not the kind's.
+/// fresh process (argv[0] looked up on PATH; its stdout and stderr into
+/// `scratch`, away from this process's --json output) and compares
+/// (compare_pack_real). Throws dwsr::error naming the command and the last
+/// line of its stderr when the runner fails, or (an internal error) when the
+/// job drawn again is not the kind's.
 inline pack_real_row run_pack_real(const registry& operators, const gpu_pack_jobs_options& o, const gpu_pack_jobs& pool,
                                    std::uint32_t k, const std::vector<std::string>& runner,
                                    const std::filesystem::path& scratch) {

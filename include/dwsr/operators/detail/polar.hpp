@@ -3,6 +3,7 @@
 /// like the analytic signal, or as two real arrays), written so that whole
 /// traces vectorise: glibc's hypotf and atan2f are calls per voxel (~20 ns
 /// each), five to ten times the cost of the FFTs that produce the samples.
+/// Also arccos, for the dip family's angles, likewise without a call.
 
 #include <cmath>
 #include <complex>
@@ -107,6 +108,25 @@ inline float angle(float y, float x) {
   r = steep ? half_pi - r : r;
   r = std::signbit(x) ? pi_f - r : r;
   return std::copysign(r, y);
+}
+
+/// Coefficients of asin(s) = s + s^3 P(s^2) on |s| <= 1/2: P is a degree-4
+/// least-squares fit of the relative error (within 0.7 ulp in float).
+inline constexpr float asin_coefficients[5] = {0.166667521f, 0.0749535263f, 0.0454625636f, 0.0242201723f,
+                                               0.0420956537f};
+
+/// acos(x) in float without a call: within 2 ulp of the exact angle, NaN
+/// outside [-1, 1] and for NaN. |x| > 1/2 takes acos(a) = 2 asin(sqrt((1 -
+/// a) / 2)), the rest pi/2 - asin(a), and a negative x pi - acos(-x).
+inline float arccos(float x) {
+  const float a = std::fabs(x);
+  const bool far = a > 0.5f;
+  const float z = far ? (1.0f - a) * 0.5f : a * a;
+  const float s = far ? std::sqrt(z) : a;
+  const auto& c = asin_coefficients;
+  const float p = s + s * z * ((((c[4] * z + c[3]) * z + c[2]) * z + c[1]) * z + c[0]);  // asin(s)
+  const float r = far ? 2.0f * p : half_pi - p;                                          // acos(a)
+  return x < 0.0f ? pi_f - r : r;
 }
 
 #if defined(__SSE2__)
