@@ -159,7 +159,9 @@ inline void keep_worst(std::int64_t& worst, std::uint64_t measured, std::uint64_
 
 }  // namespace detail
 
-/// Compares kind `k` of `pool` with readings `m` of its job `j`.
+/// Compares kind `k` of `pool` with readings `m` of its job `j`. Throws
+/// dwsr::error (an internal error) when `j` is not the job the kind's
+/// profile was made from.
 inline pack_real_row compare_pack_real(const gpu_pack_jobs& pool, std::uint32_t k, const sim::job& j,
                                        const pack_measurement& m) {
   const auto& kind = pool.kinds.at(k);
@@ -175,6 +177,8 @@ inline pack_real_row compare_pack_real(const gpu_pack_jobs& pool, std::uint32_t 
                   .simulated_overhead = j.overhead,
                   .measured_overhead = m.start};
   const auto model = alone_timeline(j);  // start, each event, end
+  if (segment_maxima_of(model, job_span(j)) != kind.reserved)
+    throw error("internal error: job kind " + std::to_string(k) + " drawn again has another profile than the pool's");
   std::vector<sim::usage_point> measured;
   measured.reserve(n + 2);
   measured.push_back({model.front().time, m.start});
@@ -201,15 +205,12 @@ inline pack_real_row compare_pack_real(const gpu_pack_jobs& pool, std::uint32_t 
 /// fresh process (argv[0] looked up on PATH; its stdout and stderr into
 /// `scratch`, away from this process's --json output) and compares
 /// (compare_pack_real). Throws dwsr::error naming the command and the last
-/// line of its stderr when the runner fails, or (an internal error) when the
-/// job drawn again is not the kind's.
+/// line of its stderr when the runner fails, and what compare_pack_real throws.
 inline pack_real_row run_pack_real(const registry& operators, const gpu_pack_jobs_options& o, const gpu_pack_jobs& pool,
                                    std::uint32_t k, const std::vector<std::string>& runner,
                                    const std::filesystem::path& scratch) {
   if (runner.empty()) throw invalid_input("real mode without a runner; expected a command that replays a trace");
   const auto j = gpu_pack_kind_job(operators, o, k);
-  if (segment_maxima(j) != pool.kinds.at(k).reserved)
-    throw error("internal error: job kind " + std::to_string(k) + " drawn again has another profile than the pool's");
   const auto trace = scratch / "trace.csv", out = scratch / "measured.csv", log = scratch / "stdout.txt",
              err = scratch / "stderr.txt";
   {
