@@ -189,10 +189,11 @@ inline void report_episodic(const std::string& environment, const std::string& p
 }  // namespace detail
 
 inline void add_train_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("train",
-                                 "train a policy in an environment (PeakPredict's bins: random, LinUCB or REINFORCE; "
-                                 "ChunkSchedule: random, advisor or REINFORCE; GpuPack: random, first_fit or "
-                                 "REINFORCE) and write it with its learning curve");
+  auto* cmd =
+      app.add_subcommand("train",
+                         "train a policy in an environment (PeakPredict's bins: random, LinUCB or REINFORCE; "
+                         "ChunkSchedule: random, advisor or REINFORCE; GpuPack: random, first_fit, worst_fit or "
+                         "REINFORCE) and write it with its learning curve");
   static std::string environment = "peak_predict", policy, out, data, label = "peak_requested", split = "random";
   static env::peak_training_request r;
   static env::episodic_training_request c;
@@ -210,7 +211,7 @@ inline void add_train_command(CLI::App& app) {
                   "peak_predict: random, linucb (a contextual bandit over the bins; the default) or reinforce (a "
                   "softmax over the bins learned by policy gradient, one-step episodes); chunk_schedule: "
                   "random, advisor (both only scored) or reinforce (a policy-gradient agent; the default); gpu_pack: "
-                  "random, first_fit (both only scored) or reinforce (the default)");
+                  "random, first_fit, worst_fit (the three only scored) or reinforce (the default)");
   auto* steps_opt =
       cmd->add_option("--steps", steps,
                       "training steps (peak_predict); chunk_schedule and gpu_pack, reinforce: whole episodes "
@@ -255,17 +256,29 @@ inline void add_train_command(CLI::App& app) {
   auto* tasks_opt = cmd->add_option("--tasks", tasks, "chunk_schedule: tasks of the generated pool (both parts)")
                         ->check(CLI::Range(std::uint64_t{5}, std::uint64_t{1} << 20))
                         ->capture_default_str();
-  auto* episodes_opt =
-      cmd->add_option("--episodes", c.episodes, "chunk_schedule and gpu_pack, reinforce: training episodes")
-          ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
+  auto* episodes_opt = cmd->add_option("--episodes", c.episodes,
+                                       "chunk_schedule and gpu_pack, reinforce: training episodes (gpu_pack: 50000)")
+                           ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
+                           ->capture_default_str();
+  auto* hidden_opt =
+      cmd->add_option("--hidden", c.reinforce.hidden,
+                      "reinforce: tanh units (0: a linear policy; peak_predict's and gpu_pack's default)")
+          ->check(CLI::Range(std::size_t{0}, std::size_t{4096}))
           ->capture_default_str();
-  auto* hidden_opt = cmd->add_option("--hidden", c.reinforce.hidden,
-                                     "reinforce: tanh units (0: a linear policy; peak_predict's default)")
-                         ->check(CLI::Range(std::size_t{0}, std::size_t{4096}))
-                         ->capture_default_str();
   auto* lr_opt = cmd->add_option("--lr", c.reinforce.learning_rate, "reinforce: Adam's step size")
                      ->check(CLI::Range(1e-9, 10.0))
                      ->capture_default_str();
+  auto* entropy_opt =
+      cmd->add_option("--entropy", c.reinforce.entropy, "reinforce: entropy bonus of the objective (gpu_pack: 0.02)")
+          ->check(CLI::Range(0.0, 100.0))
+          ->capture_default_str();
+  auto* group_opt =
+      cmd->add_option("--group", c.group,
+                      "chunk_schedule and gpu_pack, reinforce: episodes that share one reset seed (arrivals, task); "
+                      "above 1, each episode's return is measured against the mean of the others of its group "
+                      "(gpu_pack: 8); it divides --batch and --episodes")
+          ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20))
+          ->capture_default_str();
   auto* batch_opt = cmd->add_option("--batch", c.batch, "reinforce: episodes per update (peak_predict: steps)")
                         ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20))
                         ->capture_default_str();
@@ -313,9 +326,9 @@ inline void add_train_command(CLI::App& app) {
     if (real == 0 && real_max_opt->count() > 0) throw invalid_input("--real-max-mib applies only with --real N");
     if (real == 0 && runner_opt->count() > 0) throw invalid_input("--real-runner applies only with --real N");
     std::vector<CLI::Option*> peak_opts{dataset_opt, rows_opt, label_opt, split_opt, bins_opt, alpha_opt};
-    std::vector<CLI::Option*> network_opts{hidden_opt, lr_opt, batch_opt};
+    std::vector<CLI::Option*> network_opts{hidden_opt, lr_opt, entropy_opt, batch_opt, group_opt};
     if (environment == "peak_predict") {
-      detail::refuse_options({chunk_opts, pack_opts, {episodes_opt, runner_opt}}, "--env peak_predict");
+      detail::refuse_options({chunk_opts, pack_opts, {episodes_opt, runner_opt, group_opt}}, "--env peak_predict");
       r.policy = policy.empty() ? "linucb" : policy;
       if (r.policy != "random" && r.policy != "linucb" && r.policy != "reinforce")
         throw invalid_input("--policy " + quote(r.policy) +
@@ -324,6 +337,7 @@ inline void add_train_command(CLI::App& app) {
       // The network options are shared with the episodic agents; peak_predict keeps pg_bandit's defaults.
       if (hidden_opt->count() > 0) r.reinforce.policy.hidden = c.reinforce.hidden;
       if (lr_opt->count() > 0) r.reinforce.policy.learning_rate = c.reinforce.learning_rate;
+      if (entropy_opt->count() > 0) r.reinforce.policy.entropy = c.reinforce.entropy;
       if (batch_opt->count() > 0) r.reinforce.batch = c.batch;
     } else if (environment == "chunk_schedule" || environment == "gpu_pack") {
       const bool chunk = environment == "chunk_schedule";
@@ -334,16 +348,28 @@ inline void add_train_command(CLI::App& app) {
         throw invalid_input("--env gpu_pack --real " + std::to_string(real) +
                             " needs --real-runner COMMAND: a program that replays a job kind's trace on a GPU "
                             "(e.g. \"python3 scripts/gpu/pack_replay.py\", which needs PyTorch and NVML)");
-      const std::string heuristic = chunk ? "advisor" : "first_fit";
+      const auto names = chunk ? env::chunk_heuristic().policies() : env::pack_heuristic().policies();
       c.policy = policy.empty() ? "reinforce" : policy;
-      if (c.policy != "random" && c.policy != heuristic && c.policy != "reinforce")
-        throw invalid_input("--policy " + quote(c.policy) + ": expected random, " + heuristic +
-                            " or reinforce for --env " + environment);
+      if (std::find(names.begin(), names.end(), c.policy) == names.end())
+        throw invalid_input("--policy " + quote(c.policy) + ": expected " + env::one_of(names) + " for --env " +
+                            environment);
       if (c.policy != "reinforce")
         detail::refuse_options({{episodes_opt}, network_opts, {steps_opt, window_opt}},
                                "--policy " + c.policy + " (it is only scored; reinforce trains)");
       if (steps_opt->count() > 0 && episodes_opt->count() > 0)
         throw invalid_input("--steps and --episodes: expected one of them (training length)");
+      // Each environment's own defaults for the options not given.
+      const auto d = chunk ? env::episodic_training_request{} : env::pack_training_request();
+      if (episodes_opt->count() == 0) c.episodes = d.episodes;
+      if (hidden_opt->count() == 0) c.reinforce.hidden = d.reinforce.hidden;
+      if (lr_opt->count() == 0) c.reinforce.learning_rate = d.reinforce.learning_rate;
+      if (entropy_opt->count() == 0) c.reinforce.entropy = d.reinforce.entropy;
+      if (group_opt->count() == 0) c.group = d.group;
+      c.reinforce.baseline = c.group > 1 ? env::pg_baseline::group : env::pg_baseline::linear;
+      if (c.policy == "reinforce" && (c.batch % c.group != 0 || (steps_opt->count() == 0 && c.episodes % c.group != 0)))
+        throw invalid_input("--group " + std::to_string(c.group) + ": expected a divisor of --batch (" +
+                            std::to_string(c.batch) + ")" +
+                            (steps_opt->count() ? "" : " and of --episodes (" + std::to_string(c.episodes) + ")"));
       if (time_cost != "flow_time" && time_cost != "makespan")
         throw invalid_input("--time-cost " + quote(time_cost) + ": expected flow_time or makespan");
     } else {
@@ -499,9 +525,10 @@ inline void add_train_command(CLI::App& app) {
         });
         env::gpu_pack test(jobs, {.part = env::pool_part::test});
         env::masked_random_policy random(test.action_space(), seed);
-        auto policy_act = [&t, random](const env::gpu_pack&, std::span<const float> obs,
+        auto policy_act = [&t, random](const env::gpu_pack& e, std::span<const float> obs,
                                        std::span<const std::uint8_t> m) mutable {
-          return t.trained ? t.trained->greedy(obs, m) : random.act(obs, m);
+          if (t.trained) return t.trained->greedy(obs, m);
+          return c.policy == "worst_fit" ? env::worst_fit_action(e) : random.act(obs, m);
         };
         auto first_fit = [](const env::gpu_pack& e, std::span<const float>, std::span<const std::uint8_t>) {
           return env::first_fit_action(e);

@@ -503,7 +503,8 @@ class GpuPackEnv(_MaskedEnv):
     A device is masked when no job waits, when it runs as many jobs as it
     has compute slices, or when the head job alone does not fit it; waiting
     is always valid. An invalid action is a wait with ``info["invalid_action"]``
-    set; it never raises. ``first_fit_action()`` is the first-fit heuristic.
+    set; it never raises. ``first_fit_action()`` and ``worst_fit_action()``
+    are heuristics to compare a policy with.
     """
 
     def __init__(self, *, jobs: Optional[_core.GpuPackJobs] = None, split: str = "train",
@@ -518,6 +519,10 @@ class GpuPackEnv(_MaskedEnv):
     def first_fit_action(self) -> int:
         """The first device whose current usage plus the head job's peak fits, else wait."""
         return int(_core.gpu_pack_first_fit_action(self._core))
+
+    def worst_fit_action(self) -> int:
+        """The valid device with the most memory left over the head job's duration after its peak, else wait."""
+        return int(_core.gpu_pack_worst_fit_action(self._core))
 
 
 class GpuPackVectorEnv(_MaskedBatchEnv):

@@ -451,6 +451,9 @@ void register_gpu_pack(py::module_& m) {
   m.def(
       "gpu_pack_first_fit_action",
       [](const masked_single<gpu_pack>& e) { return dwsr::env::first_fit_action(e.env()); }, py::arg("env"));
+  m.def(
+      "gpu_pack_worst_fit_action",
+      [](const masked_single<gpu_pack>& e) { return dwsr::env::worst_fit_action(e.env()); }, py::arg("env"));
 }
 
 }  // namespace

@@ -270,6 +270,8 @@ TEST_CASE("dwsr train --env chunk_schedule refuses options of another environmen
                     "--hidden does not apply to --policy linucb");
   expect_user_error(run_dwsr("train --policy reinforce --episodes 10" + out),
                     "--episodes does not apply to --env peak_predict");
+  expect_user_error(run_dwsr("train --policy reinforce --group 4" + out),
+                    "--group does not apply to --env peak_predict");
   CHECK(!std::filesystem::exists(dir / "out"));
 }
 
@@ -285,6 +287,11 @@ TEST_CASE("dwsr train --env gpu_pack trains on the train kinds and scores first 
   CHECK(summary["env"] == "gpu_pack");
   CHECK(summary["policy"] == "reinforce");
   CHECK(summary["training"]["episodes"] == 64);
+  // GpuPack's own defaults: episodes in groups of 8 traces, each against its group, an entropy bonus.
+  CHECK(summary["training"]["group"] == 8);
+  CHECK(summary["training"]["baseline"] == "group");
+  CHECK(summary["training"]["entropy"] == 0.02);
+  CHECK(summary["training"]["hidden"] == 4);
   CHECK(summary.contains("first_fit_test"));
   CHECK(summary.contains("sampled_test"));
   const auto doc = nlohmann::json::parse(text_of(dir / "a" / "policy.json"));
@@ -302,7 +309,12 @@ TEST_CASE("dwsr train --env gpu_pack trains on the train kinds and scores first 
   const std::string env = "train --env gpu_pack --kinds 20 ";
   expect_user_error(run_dwsr(env + "--tasks 30" + out), "--tasks does not apply to --env gpu_pack");
   expect_user_error(run_dwsr(env + "--policy advisor" + out),
-                    "--policy 'advisor': expected random, first_fit or reinforce for --env gpu_pack");
+                    "--policy 'advisor': expected random, first_fit, worst_fit or reinforce for --env gpu_pack");
+  expect_user_error(run_dwsr(env + "--group 3" + out), "--group 3: expected a divisor of --batch (16)");
+  expect_user_error(run_dwsr(env + "--episodes 100" + out),
+                    "--group 8: expected a divisor of --batch (16) and of --episodes (100)");
+  expect_user_error(run_dwsr(env + "--policy worst_fit --group 2" + out),
+                    "--group does not apply to --policy worst_fit");
   expect_user_error(run_dwsr(env + "--devices h100-80gb,x100" + out), "unknown device 'x100'");
   expect_user_error(run_dwsr(env + "--time-cost seconds" + out), "--time-cost 'seconds'");
   expect_user_error(run_dwsr(env + "--policy first_fit --hidden 3" + out),
@@ -310,6 +322,19 @@ TEST_CASE("dwsr train --env gpu_pack trains on the train kinds and scores first 
   expect_user_error(run_dwsr("train --env chunk_schedule --kinds 20" + out),
                     "--kinds does not apply to --env chunk_schedule");
   CHECK(!std::filesystem::exists(dir / "bad"));
+
+  // Worst fit, only scored: its score is the document's test, beside random and first fit on the same episodes.
+  const auto w =
+      run_dwsr("train --env gpu_pack --eval-episodes 30 --policy worst_fit --json -o " + (dir / "w").string());
+  INFO("stderr: " << w.err);
+  REQUIRE(w.status == 0);
+  const auto wdoc = nlohmann::json::parse(text_of(dir / "w" / "policy.json"));
+  CHECK(wdoc["policy"] == "worst_fit");
+  CHECK(wdoc["training"]["episodes"] == 0);
+  CHECK(wdoc["test"]["episodes"] == 30);
+  // The default pool's test kinds: a head job held back blocks the queue behind it (docs/env.md).
+  CHECK(wdoc["test"]["mean_return"].get<double>() > wdoc["first_fit_test"]["mean_return"].get<double>() + 5);
+  CHECK(!wdoc.contains("reinforce"));
 }
 
 TEST_CASE("dwsr train --env gpu_pack --real replays each kind through the runner and writes real.csv") {

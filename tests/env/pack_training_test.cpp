@@ -113,3 +113,65 @@ TEST_CASE("a trained GpuPack policy is written and reads back with the same gree
   }
   CHECK_THROWS_AS(read_episodic_policy(dir / "out" / "policy.json", "chunk_schedule"), invalid_input);
 }
+
+TEST_CASE("REINFORCE in groups of one trace beats random and first fit on the held-out kinds, as worst fit does") {
+  // The default pool (64 kinds, 12 of them held out) and devices, as
+  // `dwsr train --env gpu_pack` trains by default (pack_training_request:
+  // 50,000 episodes in groups of 8 arrival traces, seed 0), scored on 2,000
+  // test episodes. Measured: the policy -4.98, random -9.20, first fit -15.68,
+  // worst fit -4.61 (the policy's return over 8 training seeds: -5.0 to -7.8).
+  const auto pool =
+      std::make_shared<const gpu_pack_jobs>(generate_gpu_pack_jobs(operators::catalogue(), {.kinds = 64, .seed = 0}));
+  auto r = pack_training_request();
+  r.eval_episodes = 2000;
+  const auto t = train_gpu_pack(pool, r);
+  REQUIRE(t.trained);
+  CHECK(t.document["training"]["group"] == 8);
+  CHECK(t.document["training"]["baseline"] == "group");
+  CHECK(t.document["training"]["episodes"] == 50000);
+  INFO("policy " << t.test.mean_return << ", random " << t.random_test.mean_return << ", first fit "
+                 << t.heuristic_test.mean_return);
+  CHECK(t.test.mean_return > t.random_test.mean_return + 2);
+  CHECK(t.test.mean_return > t.heuristic_test.mean_return + 5);
+
+  r.policy = "worst_fit";
+  const auto w = train_gpu_pack(pool, r);
+  CHECK(!w.trained);
+  CHECK(w.document["random_test"] == t.document["random_test"]);
+  INFO("worst fit " << w.test.mean_return);
+  CHECK(w.test.mean_return > t.random_test.mean_return + 3);
+  CHECK(w.test.mean_return > t.heuristic_test.mean_return + 8);
+}
+
+TEST_CASE("worst fit places the head job on the valid device with the most memory left, and waits only when none is") {
+  const auto pool =
+      std::make_shared<const gpu_pack_jobs>(generate_gpu_pack_jobs(operators::catalogue(), {.kinds = 64, .seed = 0}));
+  gpu_pack e(pool, {.part = pool_part::test});
+  std::vector<float> obs(e.observation_space().size());
+  std::vector<std::uint8_t> mask(std::size_t(e.action_space().n));
+  gpu_pack_info info;
+  e.reset(4, obs, info);
+  std::size_t placed = 0, compared = 0;
+  for (int s = 0; s < 400; ++s) {
+    e.action_mask(mask);
+    const auto a = worst_fit_action(e);
+    const bool any = std::any_of(mask.begin(), mask.end() - 1, [](std::uint8_t m) { return m != 0; });
+    CHECK((a == e.wait_action()) == !any);
+    if (a != e.wait_action()) {
+      REQUIRE(mask[std::size_t(a)]);
+      const auto& kind = pool->kinds[*e.head()];
+      auto left = [&](std::size_t g) {
+        return double(e.devices()[g].capacity) - double(e.future_peak(g, kind.ticks())) - double(kind.peak);
+      };
+      for (std::size_t g = 0; g < e.devices().size(); ++g)
+        if (mask[g] && g != std::size_t(a)) {
+          CHECK(left(g) <= left(std::size_t(a)));
+          ++compared;
+        }
+      ++placed;
+    }
+    if (const auto step = e.step(a, obs, info); step.terminated || step.truncated) e.reset(std::nullopt, obs, info);
+  }
+  CHECK(placed > 100);
+  CHECK(compared > 100);
+}

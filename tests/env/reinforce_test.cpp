@@ -266,3 +266,106 @@ TEST_CASE("the policy gradient equals finite differences of the objective") {
     CHECK(largest > 0.01);  // a real gradient, not zeros on both sides
   }
 }
+
+TEST_CASE("the group baseline measures each episode's return against the others of its group") {
+  const auto space = box_space(std::vector<float>(1, 0.f), std::vector<float>(1, 1.f), {1});
+  auto o = small_net(3);
+  o.baseline = pg_baseline::group;
+  o.normalize_advantages = false;
+  softmax_policy p(space, {2}, o);
+  const std::vector<float> obs{0.5f};
+  const std::vector<std::uint8_t> mask{1, 1};
+  // Two groups of three episodes: returns 1 + 2, 2, 6 and 0, 0, 3.
+  pg_batch b{.observation_size = 1, .actions = 2, .group = 3};
+  for (const auto& episode : std::vector<std::vector<double>>{{1, 2}, {2}, {6}, {0}, {0}, {1, 1, 1}}) {
+    for (double r : episode) b.append(obs, mask, 0, r);
+    b.end_episode();
+  }
+  p.update(b);
+  // Episode 1: 3 - (2 + 6) / 2 = -1 at both of its steps; 2 - 4.5; 6 - 2.5; 0 - 1.5 twice; 3 - 0.
+  const std::vector<double> want{-1, -1, -2.5, 3.5, -1.5, -1.5, 3, 3, 3};
+  CHECK(b.advantages == want);
+  // Normalized: the same signs, mean 0, deviation 1.
+  o.normalize_advantages = true;
+  softmax_policy q(space, {2}, o);
+  q.update(b);
+  double mean = 0, square = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    CHECK((b.advantages[i] > 0) == (want[i] > 0));
+    mean += b.advantages[i];
+    square += b.advantages[i] * b.advantages[i];
+  }
+  CHECK(std::fabs(mean) < 1e-12);
+  CHECK(std::fabs(square / double(want.size()) - 1) < 1e-12);
+  // Not whole groups, or groups of one: errors that say so.
+  b.group = 4;
+  CHECK_THROWS_WITH(p.update(b), Catch::Contains("6 episodes in groups of 4") && Catch::Contains("whole groups"));
+  b.group = 1;
+  CHECK_THROWS_AS(p.update(b), invalid_input);
+}
+
+namespace {
+
+/// context_corridor that records the seed of each reset.
+struct seed_recorder : context_corridor {
+  std::vector<std::optional<std::uint64_t>> seeds;
+  void reset(std::optional<std::uint64_t> seed, std::span<float> obs, info_type& info) {
+    seeds.push_back(seed);
+    context_corridor::reset(seed, obs, info);
+  }
+};
+static_assert(MaskedEnvironment<seed_recorder>);
+
+}  // namespace
+
+TEST_CASE("training in groups resets each group's episodes with one seed and learns with the group baseline") {
+  seed_recorder env;
+  auto o = small_net(1);
+  o.baseline = pg_baseline::group;
+  softmax_policy p(env.observation_space(), env.action_space(), o);
+  const pg_training_options t{.episodes = 16, .seed = 7, .batch = 8, .window = 8, .group = 4};
+  train_policy_gradient(env, p, t);
+  REQUIRE(env.seeds.size() == 16);
+  std::set<std::uint64_t> distinct;
+  for (std::size_t e = 0; e < 16; ++e) {
+    REQUIRE(env.seeds[e]);
+    CHECK(*env.seeds[e] == *env.seeds[e - e % 4]);
+    distinct.insert(*env.seeds[e]);
+  }
+  CHECK(distinct.size() == 4);
+  CHECK(p.updates() == 2);
+  // The same seeds, the same groups; by steps, the last group is whole.
+  seed_recorder again;
+  softmax_policy p2(env.observation_space(), env.action_space(), o);
+  train_policy_gradient(again, p2, t);
+  CHECK(again.seeds == env.seeds);
+  CHECK(same_bits(p.parameters(), p2.parameters()));
+  seed_recorder by_steps;
+  softmax_policy p3(env.observation_space(), env.action_space(), o);
+  const auto curve = train_policy_gradient(by_steps, p3, {.steps = 30, .seed = 7, .batch = 8, .window = 8, .group = 4});
+  CHECK(curve.back().episode % 4 == 0);
+  CHECK(curve.back().step >= 30);
+
+  // Groups that do not divide the batch or the episodes, or the group baseline without groups.
+  auto refused = [&](const pg_training_options& bad) {
+    seed_recorder e;
+    softmax_policy q(e.observation_space(), e.action_space(), o);
+    CHECK_THROWS_AS(train_policy_gradient(e, q, bad), invalid_input);
+  };
+  refused({.episodes = 16, .batch = 6, .group = 4});
+  refused({.episodes = 18, .batch = 8, .group = 4});
+  refused({.episodes = 16, .batch = 8, .group = 0});
+  refused({.episodes = 16, .batch = 8, .group = 1});
+
+  // It learns: the linear policy with the group baseline beats random as the plain one does.
+  context_corridor corridor;
+  auto lin = o;
+  lin.hidden = 0;
+  softmax_policy learner(corridor.observation_space(), corridor.action_space(), lin);
+  train_policy_gradient(corridor, learner, {.episodes = 2000, .seed = 3, .batch = 16, .window = 100, .group = 4});
+  const auto trained = evaluate_policy(
+      corridor, [&](std::span<const float> obs, std::span<const std::uint8_t> m) { return learner.greedy(obs, m); },
+      2000, 999);
+  INFO("trained " << trained.mean_return);
+  CHECK(trained.mean_return > 5.5);
+}

@@ -27,6 +27,7 @@
 /// name and its heuristic: train_episodic(train, test, {"gpu_pack",
 /// "first_fit", first_fit_action}, request).
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -54,6 +55,7 @@ struct episodic_training_request {
   std::uint64_t steps = 0;              ///< when nonzero: training episodes until this many steps
   std::uint64_t seed = 0;               ///< the environments' first resets, the policy's weights, the random stream
   std::uint64_t batch = 16;             ///< episodes per REINFORCE update
+  std::uint64_t group = 1;              ///< episodes per reset seed (pg_training_options::group)
   std::uint64_t window = 1000;          ///< episodes per point of the learning curve
   std::uint64_t eval_episodes = 10000;  ///< test episodes per score
   reinforce_options reinforce = {};     ///< the network and its learning (its seed is `seed`)
@@ -62,12 +64,22 @@ struct episodic_training_request {
 };
 
 /// An environment's name and its heuristic: `act(env)`, the action for the
-/// environment's state (ChunkSchedule's advisor_action).
+/// environment's state (ChunkSchedule's advisor_action), scored beside every
+/// policy; `others`, heuristics scored only when chosen (GpuPack's worst fit).
 template <class Env>
 struct episodic_heuristic {
+  using act_type = std::function<std::int64_t(const Env&)>;
   std::string env;   ///< the environment's name, as `dwsr train --env` takes it
   std::string name;  ///< the heuristic's, as `--policy` takes it
-  std::function<std::int64_t(const Env&)> act;
+  act_type act;
+  std::vector<std::pair<std::string, act_type>> others = {};  ///< name, act
+  /// The policies `--policy` takes: random, the heuristics, reinforce.
+  std::vector<std::string> policies() const {
+    std::vector<std::string> v{"random", name};
+    for (const auto& o : others) v.push_back(o.first);
+    v.push_back("reinforce");
+    return v;
+  }
 };
 
 /// What a training run gives.
@@ -80,6 +92,24 @@ struct episodic_training_result {
   std::optional<softmax_policy> trained;   ///< the trained policy (reinforce)
   nlohmann::json document;                 ///< policy.json's
 };
+
+/// "a, b or c".
+inline std::string one_of(const std::vector<std::string>& names) {
+  std::string s;
+  for (std::size_t k = 0; k < names.size(); ++k) s += (k == 0 ? "" : k + 1 == names.size() ? " or " : ", ") + names[k];
+  return s;
+}
+
+/// A baseline's name as policy.json's training entry holds it.
+inline const char* baseline_name(pg_baseline b) noexcept {
+  switch (b) {
+    case pg_baseline::none: return "none";
+    case pg_baseline::batch_mean: return "batch_mean";
+    case pg_baseline::linear: return "linear";
+    case pg_baseline::group: return "group";
+  }
+  return "?";
+}
 
 /// A policy_score as policy.json holds it.
 inline nlohmann::json score_json(const policy_score& s) {
@@ -97,8 +127,9 @@ inline nlohmann::json score_json(const policy_score& s) {
 template <MaskedEnvironment Env>
 episodic_training_result train_episodic(Env train, const Env& test, const episodic_heuristic<Env>& h,
                                         const episodic_training_request& r) {
-  if (r.policy != "reinforce" && r.policy != "random" && r.policy != h.name)
-    throw invalid_input("policy " + quote(r.policy) + ": expected random, " + h.name + " or reinforce for " + h.env);
+  const auto names = h.policies();
+  if (std::find(names.begin(), names.end(), r.policy) == names.end())
+    throw invalid_input("policy " + quote(r.policy) + ": expected " + one_of(names) + " for " + h.env);
   if (r.eval_episodes == 0) throw invalid_input("0 evaluation episodes; expected at least 1");
   episodic_training_result out;
   const auto& space = train.observation_space();
@@ -118,6 +149,7 @@ episodic_training_result train_episodic(Env train, const Env& test, const episod
                                 .seed = r.seed,
                                 .batch = r.batch,
                                 .window = r.window,
+                                .group = r.group,
                                 .progress = r.progress};
     out.curve = train_policy_gradient(train, p, t);
     out.test = evaluate_policy(
@@ -128,6 +160,8 @@ episodic_training_result train_episodic(Env train, const Env& test, const episod
                 {"requested", r.steps ? nlohmann::json{{"steps", r.steps}} : nlohmann::json{{"episodes", r.episodes}}},
                 {"seed", r.seed},
                 {"batch", r.batch},
+                {"group", r.group},
+                {"baseline", baseline_name(o.baseline)},
                 {"window", r.window},
                 {"hidden", o.hidden},
                 {"learning_rate", o.learning_rate},
@@ -140,6 +174,11 @@ episodic_training_result train_episodic(Env train, const Env& test, const episod
     out.trained = std::move(p);
   } else {
     out.test = r.policy == "random" ? out.random_test : out.heuristic_test;
+    for (const auto& [name, act] : h.others)
+      if (r.policy == name)
+        out.test = evaluate_policy(
+            test, [&](const Env& e, std::span<const float>, std::span<const std::uint8_t>) { return act(e); },
+            r.eval_episodes, r.seed);
     training = {{"episodes", 0}, {"seed", r.seed}};
   }
   out.document = {{"format", "dwsr policy 1"},

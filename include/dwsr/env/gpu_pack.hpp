@@ -566,6 +566,30 @@ inline std::int64_t first_fit_action(const gpu_pack& e) {
   return e.wait_action();
 }
 
+/// Worst fit: the valid device with the most memory left over the head
+/// job's duration (its capacity less the highest usage of the jobs already
+/// there, less the head job's peak; the lowest of ties), else wait. It never
+/// waits while a device is valid: a job held back blocks every job queued
+/// behind it, which on the default pool costs more than the memory it may
+/// run out of (docs/env.md). The profiles of the jobs already placed are the
+/// model's, as the observation's highest usage ahead is.
+inline std::int64_t worst_fit_action(const gpu_pack& e) {
+  const auto h = e.head();
+  if (!h) return e.wait_action();
+  const auto& kind = e.jobs().kinds[*h];
+  auto best = e.wait_action();
+  double most = 0;
+  for (std::size_t g = 0; g < e.devices().size(); ++g) {
+    if (!e.valid(std::int64_t(g))) continue;
+    const double left = double(e.devices()[g].capacity) - double(e.future_peak(g, kind.ticks())) - double(kind.peak);
+    if (best == e.wait_action() || left > most) {
+      best = std::int64_t(g);
+      most = left;
+    }
+  }
+  return best;
+}
+
 /// Safe fit: the first valid device where the head job would not run out of
 /// memory over its whole duration (the environment's own check), else wait.
 /// An oracle of the profiles a real scheduler only estimates.

@@ -20,16 +20,30 @@
 
 namespace dwsr::env {
 
-/// The policy names `dwsr train --env gpu_pack` takes.
-inline const std::vector<std::string>& pack_policy_names() {
-  static const std::vector<std::string> names{"random", "first_fit", "reinforce"};
-  return names;
+/// What `dwsr train --env gpu_pack --policy reinforce` trains by default: a
+/// linear policy, 50,000 episodes in groups of 8 that share their arrivals,
+/// each against the others of its group (pg_baseline::group), an entropy
+/// bonus of 0.02. The arrivals, which no policy chooses, decide most of an
+/// episode's return, so the plain estimator's batch of 16 traces learns
+/// mostly their noise (docs/env.md has the comparison).
+inline episodic_training_request pack_training_request() {
+  episodic_training_request r;
+  r.episodes = 50000;
+  r.group = 8;
+  r.reinforce.hidden = 0;
+  r.reinforce.entropy = 0.02;
+  r.reinforce.baseline = pg_baseline::group;
+  return r;
 }
 
 /// GpuPack's name and heuristic, first_fit_action (blind to the future, as a
-/// real scheduler is; safe_fit_action is an oracle of the profiles).
+/// real scheduler is; safe_fit_action is an oracle of the profiles), and
+/// worst_fit_action, scored when chosen.
 inline episodic_heuristic<gpu_pack> pack_heuristic() {
-  return {"gpu_pack", "first_fit", [](const gpu_pack& e) { return first_fit_action(e); }};
+  return {"gpu_pack",
+          "first_fit",
+          [](const gpu_pack& e) { return first_fit_action(e); },
+          {{"worst_fit", [](const gpu_pack& e) { return worst_fit_action(e); }}}};
 }
 
 /// Trains r.policy on `jobs`' train kinds and scores it on the test kinds,

@@ -12,14 +12,19 @@
 /// - update(batch): one step of REINFORCE (Williams, 1992) over a batch of
 ///   whole episodes: each step's return-to-go G_t = sum_k gamma^k r_{t+k},
 ///   minus a baseline (a ridge regression of G on the features fitted on
-///   the previous batch, or the batch's mean G), the advantages normalized
+///   the previous batch, or the batch's mean G), or, for episodes run in
+///   groups that share their exogenous inputs (the same reset seed: GpuPack's
+///   arrivals, ChunkSchedule's task), each episode's return minus the mean
+///   return of the others of its group at every step (the leave-one-out
+///   baseline of Kool, van Hoof and Welling, 2019), the advantages normalized
 ///   to mean 0 and deviation 1 when asked, then an Adam step (Kingma and
 ///   Ba, 2015) up the gradient of mean_i(A_i log pi(a_i | s_i) + beta H(pi(. | s_i))),
 ///   beta the entropy bonus.
 /// - train_policy_gradient(env, policy, options): runs episodes with
 ///   sampled actions, updates the policy after each batch of episodes, and
 ///   returns a learning curve (mean episode return and length per window of
-///   episodes); evaluate_policy(env, act, episodes, seed) scores any fixed
+///   episodes), its episodes in groups of one reset seed if asked;
+///   evaluate_policy(env, act, episodes, seed) scores any fixed
 ///   act(observation, mask).
 ///
 /// Deterministic: the weights are drawn from a xoshiro256** stream of the
@@ -65,6 +70,9 @@ enum class pg_baseline {
   none,        ///< nothing: the plain estimator, of high variance
   batch_mean,  ///< the mean return-to-go of the batch's steps
   linear,      ///< a ridge regression of the return-to-go on the features, fitted on the previous batch
+  /// the episode's return minus the mean return of the other episodes of its
+  /// group (pg_batch::group episodes of one reset seed), at each of its steps
+  group,
 };
 
 /// softmax_policy's settings: the network and how update() learns.
@@ -84,6 +92,7 @@ struct reinforce_options {
 /// from. train_policy_gradient fills one; a caller may too (append()).
 struct pg_batch {
   std::size_t observation_size = 0, actions = 0;
+  std::size_t group = 1;                  ///< consecutive episodes sharing their exogenous inputs (pg_baseline::group)
   std::vector<float> observations;        ///< steps x observation_size
   std::vector<std::uint8_t> masks;        ///< steps x actions, 1 where valid
   std::vector<std::int64_t> taken;        ///< the action of each step
@@ -203,7 +212,8 @@ class softmax_policy {
   /// advantages, moves the weights by Adam up the objective's gradient, and
   /// refits the linear baseline on the batch. Throws invalid_input for an
   /// empty batch, one whose steps do not all belong to an episode, or of
-  /// other sizes than the policy's.
+  /// other sizes than the policy's; under the group baseline, for a group
+  /// of fewer than 2 episodes or a batch of other than whole groups.
   void update(pg_batch& batch) {
     check(batch);
     advantages(batch);
@@ -476,7 +486,9 @@ class softmax_policy {
       begin = end;
     }
     returns_ = b.advantages;
-    if (options_.baseline == pg_baseline::batch_mean) {
+    if (options_.baseline == pg_baseline::group) {
+      group_advantages(b);
+    } else if (options_.baseline == pg_baseline::batch_mean) {
       double mean = 0;
       for (double g : returns_) mean += g;
       mean /= double(steps);
@@ -494,6 +506,29 @@ class softmax_policy {
       for (double a : b.advantages) var += (a - mean) * (a - mean);
       const double sd = std::sqrt(var / double(steps));
       for (auto& a : b.advantages) a = sd > 1e-12 ? (a - mean) / sd : 0;
+    }
+  }
+
+  /// Every step of episode i: R_i - the mean of R_j over the other episodes
+  /// j of its group, R the episode's (discounted) return from its first step.
+  void group_advantages(pg_batch& b) const {
+    const std::size_t k = b.group, n = b.episodes();
+    if (k < 2 || n % k != 0)
+      throw invalid_input("a batch of " + std::to_string(n) + " episodes in groups of " + std::to_string(k) +
+                          " under the group baseline; expected whole groups of at least 2 episodes");
+    std::vector<double> ret(n);
+    std::size_t begin = 0;
+    for (std::size_t e = 0; e < n; ++e) {
+      ret[e] = returns_[begin];
+      begin = b.episode_ends[e];
+    }
+    for (std::size_t g = 0; g < n; g += k) {
+      double sum = 0;
+      for (std::size_t e = g; e < g + k; ++e) sum += ret[e];
+      for (std::size_t e = g; e < g + k; ++e) {
+        const double a = ret[e] - (sum - ret[e]) / double(k - 1);
+        for (std::size_t i = e ? b.episode_ends[e - 1] : 0; i < b.episode_ends[e]; ++i) b.advantages[i] = a;
+      }
     }
   }
 
@@ -583,35 +618,55 @@ struct pg_training_options {
   std::uint64_t seed = 0;         ///< the environment's first reset
   std::uint64_t batch = 16;       ///< episodes per update (the last batch may hold fewer)
   std::uint64_t window = 100;     ///< episodes per point of the curve (the last point may hold fewer)
+  /// Consecutive episodes reset with one seed (the same exogenous inputs,
+  /// different actions), a seed per group from a stream of `seed`; 1: the
+  /// environment's stream continues from episode to episode.
+  std::uint64_t group = 1;
   std::uint64_t max_episode_steps = 1'000'000;  ///< an episode longer than this is an error, not a hang
   /// Called after each window with the episodes finished so far (progress reports).
   std::function<void(std::uint64_t)> progress = {};
 };
 
 /// Trains `policy` in `env` for o.episodes episodes of actions sampled from
-/// it (or, with o.steps, until the episode that reaches o.steps steps ends),
-/// one update() per o.batch episodes, and returns the learning curve. The
-/// environment is seeded once, with o.seed, and continues its stream.
-/// Throws invalid_input for 0 episodes, a batch or window of 0, an episode
-/// longer than o.max_episode_steps, or a state without a valid action.
+/// it (or, with o.steps, until the group of the episode that reaches o.steps
+/// steps ends), one update() per o.batch episodes, and returns the learning
+/// curve. With o.group 1 the environment is seeded once, with o.seed, and
+/// continues its stream; otherwise each group of o.group episodes is reset
+/// with one seed. Throws invalid_input for 0 episodes, a batch, window or
+/// group of 0, a batch or episode count that is not a multiple of the group,
+/// the group baseline with groups of 1, an episode longer than
+/// o.max_episode_steps, or a state without a valid action.
 template <MaskedEnvironment Env>
 std::vector<episode_curve_point> train_policy_gradient(Env& env, softmax_policy& policy, const pg_training_options& o) {
   if (o.episodes == 0 && o.steps == 0) throw invalid_input("training for 0 episodes; expected at least 1");
   if (o.batch == 0) throw invalid_input("a batch of 0 episodes; expected at least 1");
   if (o.window == 0) throw invalid_input("a learning-curve window of 0 episodes; expected at least 1");
+  if (o.group == 0 || o.batch % o.group != 0 || (o.steps == 0 && o.episodes % o.group != 0))
+    throw invalid_input("episodes in groups of " + std::to_string(o.group) + " with batches of " +
+                        std::to_string(o.batch) + (o.steps ? "" : " and " + std::to_string(o.episodes) + " episodes") +
+                        "; expected a group of at least 1 that divides both");
+  if (policy.options().baseline == pg_baseline::group && o.group < 2)
+    throw invalid_input("the group baseline with episodes in groups of " + std::to_string(o.group) +
+                        "; expected groups of at least 2");
   const std::size_t n = std::size_t(env.action_space().n);
   std::vector<float> obs(env.observation_space().size());
   std::vector<std::uint8_t> mask(n);
   typename Env::info_type info{};
-  pg_batch batch{.observation_size = obs.size(), .actions = n};
+  pg_batch batch{.observation_size = obs.size(), .actions = n, .group = std::size_t(o.group)};
+  xoshiro256ss group_seeds(stream_key(o.seed, 4, 0));
+  std::uint64_t group_seed = 0;
   std::vector<episode_curve_point> curve;
   std::uint64_t steps = 0, in_window = 0, window_steps = 0;
   double window_return = 0;
   for (std::uint64_t e = 1;; ++e) {
-    if (e == 1)
+    if (o.group > 1) {
+      if (e % o.group == 1) group_seed = group_seeds.next();
+      env.reset(group_seed, obs, info);
+    } else if (e == 1) {
       env.reset(o.seed, obs, info);
-    else
+    } else {
       env.reset(std::nullopt, obs, info);
+    }
     double ret = 0;
     for (std::uint64_t t = 1;; ++t) {
       if (t > o.max_episode_steps)
@@ -632,7 +687,7 @@ std::vector<episode_curve_point> train_policy_gradient(Env& env, softmax_policy&
     batch.end_episode();
     window_return += ret;
     ++in_window;
-    const bool last = o.steps ? steps >= o.steps : e == o.episodes;
+    const bool last = e % o.group == 0 && (o.steps ? steps >= o.steps : e == o.episodes);
     if (batch.episodes() == o.batch || last) {
       policy.update(batch);
       batch.clear();
