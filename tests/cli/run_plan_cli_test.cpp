@@ -364,14 +364,15 @@ TEST_CASE("dwsr run writes the same bytes with every vector instruction set (DWS
     CHECK(bytes.size() > 10 * 9 * 80 * 4);
     return bytes;
   };
-  // Solve (gst_*, chaos), window sums and gradients (all), gradients of dips
+  // Solve (gst_*, chaos) and the dip and azimuth angles, window sums and gradients (all), gradients of dips
   // and the curvature formulas (volume_curvature), the 3x3x3 median's
   // selection (median), separable
   // passes along each axis (gaussian), streamed by slice (gradient_magnitude)
   // and trace by trace (trace_agc, reflection_intensity), the 9 x 9 solves in
   // lanes (eig_complex).
-  for (const std::string op : {"gst_3d_dip", "gst_2d_dips", "chaos", "gradient_dips", "volume_curvature", "median",
-                               "gaussian", "gradient_magnitude", "trace_agc", "reflection_intensity", "eig_complex"}) {
+  for (const std::string op :
+       {"gst_3d_dip", "gst_3d_azm", "gst_2d_dips", "chaos", "gradient_dips", "volume_curvature", "median", "gaussian",
+        "gradient_magnitude", "trace_agc", "reflection_intensity", "eig_complex"}) {
     INFO(op);
     const auto baseline = run("baseline", op);
     if (cpu_simd_isa() >= simd_isa::avx2) CHECK(run("avx2", op) == baseline);

@@ -9,7 +9,10 @@
 #include <cmath>
 #include <functional>
 #include <numbers>
+#include <random>
+#include <set>
 
+#include "dwsr/core/simd_isa.hpp"
 #include "dwsr/operators/detail/gradient_rows.hpp"
 
 #include "ndimage_reference.hpp"
@@ -207,4 +210,50 @@ TEST_CASE("dip and azimuth parameters are validated") {
   CHECK_THROWS_AS(operators::catalogue().find("gradient_structure_tensor").configure({{"dip_factor", "10"}}),
                   invalid_input);
   CHECK(operators::catalogue().find("gradient_dips").configure({{"dip_factor", "-4"}})->outputs().size() == 2);
+}
+
+TEST_CASE("the CPU's batched dip and azimuth angles equal the per-voxel ones bit for bit in every instruction set") {
+  // Principal vectors as the eigen-solve leaves them: random directions and
+  // lengths, each axis alone, zero and negative-zero time components, ties
+  // of |v0| and |v1|, a zero vector (NaN after normalising: 0 out) and NaN.
+  using operators::detail::eigen_batch;
+  operators::detail::eigen_rows e{};
+  std::mt19937_64 rng(41);
+  std::uniform_real_distribution<double> u(-1, 1);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<std::array<double, 3>> special{
+      {1, 0, 0},         {0, 1, 0},        {0, 0, 1},           {0, 0, -1}, {1, 1, 0},
+      {-1, 1, -0.0},     {0.5, -0.5, 0.5}, {-0.3, -0.3, 1e-30}, {0, 0, 0},  {nan, 0, 1},
+      {0.6, 0.8, -1e-7}, {-0.0, -0.0, 2},  {1e-20, -1e-20, -1}};
+  for (std::size_t k = 0; k < eigen_batch; ++k) {
+    const auto v = k < special.size() ? special[k] : std::array<double, 3>{u(rng), u(rng), u(rng) * double(k % 3)};
+    const double scale = k < special.size() ? 1 : std::ldexp(1.0, int(k % 40) - 20);
+    for (std::size_t m = 0; m < 3; ++m) e.principal[m][k] = v[m] * scale;
+  }
+  auto per_voxel = [&](auto angle) {
+    std::vector<std::uint32_t> bits;
+    for (std::size_t k = 0; k < eigen_batch; ++k)
+      bits.push_back(std::bit_cast<std::uint32_t>(
+          operators::detail::nan_to_zero(angle(operators::detail::oriented_principal(e.at(k))))));
+    return bits;
+  };
+  const auto dip = per_voxel([](const std::array<float, 3>& v) { return operators::gst_3d_dip::angle(v); });
+  const auto azm = per_voxel([](const std::array<float, 3>& v) { return operators::gst_3d_azm::angle(v); });
+  CHECK(std::set<std::uint32_t>(azm.begin(), azm.end()).size() > eigen_batch / 2);  // angles, not zeros
+  for (const auto isa : {simd_isa::baseline, simd_isa::avx2, simd_isa::avx512}) {
+    if (isa > cpu_simd_isa()) continue;
+    INFO(name(isa));
+    for (std::size_t n : {eigen_batch, std::size_t(13), std::size_t(1)}) {
+      std::vector<float> y(eigen_batch, -1.0f);
+      auto batch = [&](auto op, const std::vector<std::uint32_t>& want) {
+        with_simd_isa(isa, [&](auto lanes) {
+          operators::detail::principal_angles<decltype(op), lanes()>(std::as_const(e), n, y.data());
+        });
+        for (std::size_t k = 0; k < n; ++k) CHECK(std::bit_cast<std::uint32_t>(y[k]) == want[k]);
+        CHECK(y[n % eigen_batch] == (n == eigen_batch ? y[0] : -1.0f));  // nothing written past n
+      };
+      batch(operators::gst_3d_dip{}, dip);
+      batch(operators::gst_3d_azm{}, azm);
+    }
+  }
 }

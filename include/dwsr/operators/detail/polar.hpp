@@ -86,10 +86,16 @@ inline constexpr float atan_coefficients[5] = {-0.333333313f, 0.199995399f, -0.1
 inline constexpr float atan_reduction = 0.41421356f;  // tan(pi/8)
 inline constexpr float quarter_pi = 0.785398163f, half_pi = 1.57079633f, pi_f = 3.14159265f;
 
+// The scalar functions below compute every candidate before selecting one,
+// with quiet comparisons (std::isgreater, std::isless): under GCC's default
+// trapping math, an operation or a signalling comparison inside a
+// conditional keeps a loop of them from vectorising (the dip family's
+// batches, dip_azimuth.hpp).
+
 /// atan(q) for q in [0, 1]: q > tan(pi/8) is reduced to pi/4 + atan((q - 1) / (q + 1)).
 inline float atan_unit(float q) {
   const float shifted = (q - 1.0f) / (q + 1.0f);
-  const bool reduced = q > atan_reduction;
+  const bool reduced = std::isgreater(q, atan_reduction);
   const float z = reduced ? shifted : q;
   const float s = z * z;
   const auto& c = atan_coefficients;
@@ -102,12 +108,13 @@ inline float atan_unit(float q) {
 /// (atan2(+-0, -0) = +-pi, atan2(+-0, +0) = +-0) and NaN.
 inline float angle(float y, float x) {
   const float ax = std::fabs(x), ay = std::fabs(y);
-  const bool steep = ay > ax;
+  const bool steep = std::isgreater(ay, ax);
   const float num = steep ? ax : ay, den = steep ? ay : ax;
-  float r = atan_unit(num / (den == 0.0f ? 1.0f : den));  // num = 0 when den = 0
-  r = steep ? half_pi - r : r;
-  r = std::signbit(x) ? pi_f - r : r;
-  return std::copysign(r, y);
+  const float r0 = atan_unit(num / (den == 0.0f ? 1.0f : den));  // num = 0 when den = 0
+  const float from_steep = half_pi - r0;
+  const float r1 = steep ? from_steep : r0;
+  const float from_left = pi_f - r1;
+  return std::copysign(std::signbit(x) ? from_left : r1, y);
 }
 
 /// Coefficients of asin(s) = s + s^3 P(s^2) on |s| <= 1/2: P is a degree-4
@@ -118,15 +125,27 @@ inline constexpr float asin_coefficients[5] = {0.166667521f, 0.0749535263f, 0.04
 /// acos(x) in float without a call: within 2 ulp of the exact angle, NaN
 /// outside [-1, 1] and for NaN. |x| > 1/2 takes acos(a) = 2 asin(sqrt((1 -
 /// a) / 2)), the rest pi/2 - asin(a), and a negative x pi - acos(-x).
-inline float arccos(float x) {
+/// In two parts, so that a batch takes its square roots in vector lanes:
+/// arccos(x) = arccos_from(x, z, sqrt(z)) with z = arccos_square(x).
+inline float arccos_square(float x) {
   const float a = std::fabs(x);
-  const bool far = a > 0.5f;
-  const float z = far ? (1.0f - a) * 0.5f : a * a;
-  const float s = far ? std::sqrt(z) : a;
+  const float far = (1.0f - a) * 0.5f, near = a * a;
+  return std::isgreater(a, 0.5f) ? far : near;
+}
+inline float arccos_from(float x, float z, float root) {
+  const float a = std::fabs(x);
+  const bool far = std::isgreater(a, 0.5f);
+  const float s = far ? root : a;
   const auto& c = asin_coefficients;
   const float p = s + s * z * ((((c[4] * z + c[3]) * z + c[2]) * z + c[1]) * z + c[0]);  // asin(s)
-  const float r = far ? 2.0f * p : half_pi - p;                                          // acos(a)
-  return x < 0.0f ? pi_f - r : r;
+  const float from_far = 2.0f * p, from_near = half_pi - p;
+  const float r = far ? from_far : from_near;  // acos(a)
+  const float from_negative = pi_f - r;
+  return std::isless(x, 0.0f) ? from_negative : r;
+}
+inline float arccos(float x) {
+  const float z = arccos_square(x);
+  return arccos_from(x, z, std::sqrt(z));
 }
 
 #if defined(__SSE2__)
