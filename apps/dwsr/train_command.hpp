@@ -525,10 +525,12 @@ inline void add_train_command(CLI::App& app) {
         });
         env::gpu_pack test(jobs, {.part = env::pool_part::test});
         env::masked_random_policy random(test.action_space(), seed);
-        auto policy_act = [&t, random](const env::gpu_pack& e, std::span<const float> obs,
-                                       std::span<const std::uint8_t> m) mutable {
+        const auto heuristics = env::pack_heuristic();
+        const auto* scored = heuristics.find(c.policy);  // a heuristic chosen with --policy, or none
+        auto policy_act = [&t, random, scored](const env::gpu_pack& e, std::span<const float> obs,
+                                               std::span<const std::uint8_t> m) mutable {
           if (t.trained) return t.trained->greedy(obs, m);
-          return c.policy == "worst_fit" ? env::worst_fit_action(e) : random.act(obs, m);
+          return scored ? (*scored)(e) : random.act(obs, m);
         };
         auto first_fit = [](const env::gpu_pack& e, std::span<const float>, std::span<const std::uint8_t>) {
           return env::first_fit_action(e);

@@ -80,6 +80,13 @@ struct episodic_heuristic {
     v.push_back("reinforce");
     return v;
   }
+  /// The heuristic named `policy` (this one's or one of `others`), or none.
+  const act_type* find(const std::string& policy) const {
+    if (policy == name) return &act;
+    for (const auto& o : others)
+      if (o.first == policy) return &o.second;
+    return nullptr;
+  }
 };
 
 /// What a training run gives.
@@ -174,11 +181,12 @@ episodic_training_result train_episodic(Env train, const Env& test, const episod
     out.trained = std::move(p);
   } else {
     out.test = r.policy == "random" ? out.random_test : out.heuristic_test;
-    for (const auto& [name, act] : h.others)
-      if (r.policy == name)
-        out.test = evaluate_policy(
-            test, [&](const Env& e, std::span<const float>, std::span<const std::uint8_t>) { return act(e); },
-            r.eval_episodes, r.seed);
+    if (r.policy != "random" && r.policy != h.name) {
+      const auto& act = *h.find(r.policy);
+      out.test = evaluate_policy(
+          test, [&](const Env& e, std::span<const float>, std::span<const std::uint8_t>) { return act(e); },
+          r.eval_episodes, r.seed);
+    }
     training = {{"episodes", 0}, {"seed", r.seed}};
   }
   out.document = {{"format", "dwsr policy 1"},
