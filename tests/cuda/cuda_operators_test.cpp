@@ -17,6 +17,7 @@
 #include "dwsr/io/synthetic.hpp"
 #include "dwsr/memory/recorder.hpp"
 #include "dwsr/operators/catalogue.hpp"
+#include "dwsr/operators/cuda/detail/cufft_library.hpp"
 #include "dwsr/operators/cuda/device_operators.hpp"
 #include "gpu_comparison.hpp"
 
@@ -286,6 +287,23 @@ TEST_CASE("on a GPU: every CUDA operator equals the CPU one; meta == real event 
       CHECK(m.info_after <= (std::int64_t{2} << 20));
     }
   }
+}
+
+TEST_CASE("cuFFT is loaded at its first use, every function dwsr calls resolved") {
+  // Not linked (it would cost every start of the tool ~3.5 ms): loading it must
+  // work wherever the toolkit is, GPU or not.
+  const auto& fft = cu::detail::cufft();
+  for (const void* f : {(const void*)fft.create, (const void*)fft.set_auto_allocation,
+                        (const void*)fft.make_plan_many64, (const void*)fft.set_work_area, (const void*)fft.set_stream,
+                        (const void*)fft.exec_r2c, (const void*)fft.exec_c2r, (const void*)fft.destroy})
+    CHECK(f != nullptr);
+  std::string maps;
+  if (FILE* f = std::fopen("/proc/self/maps", "r")) {
+    char line[4096];
+    while (std::fgets(line, sizeof line, f)) maps += line;
+    std::fclose(f);
+  }
+  CHECK(maps.find("libcufft") != std::string::npos);
 }
 
 TEST_CASE("on a GPU: cuFFT's work areas stay within dwsr's bound") {

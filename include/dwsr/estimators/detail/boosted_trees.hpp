@@ -2,10 +2,9 @@
 /// \file Gradient-boosted regression trees through XGBoost's C API
 /// (Debian's libxgboost-dev): fit on a dense float matrix, predict rows.
 /// One thread and a fixed seed, so the same rows give the same trees, bit
-/// for bit. Programs that include it link XGBoost (CMake target
-/// dwsr_xgboost, which defines DWSR_WITH_XGBOOST).
-
-#include <xgboost/c_api.h>
+/// for bit. Programs that include it use the CMake target dwsr_xgboost
+/// (XGBoost's headers, DWSR_WITH_XGBOOST); the library itself is loaded at
+/// the first fit (xgboost_library.hpp).
 
 #include <cmath>
 #include <cstdint>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "dwsr/error.hpp"
+#include "dwsr/estimators/detail/xgboost_library.hpp"
 #include "dwsr/estimators/estimate.hpp"
 
 namespace dwsr::estimators::detail {
@@ -31,7 +31,7 @@ struct boosted_trees_options {
 
 /// Throws dwsr::error with XGBoost's message when a call failed.
 inline void xgb_check(int status, const char* call) {
-  if (status != 0) throw error(std::string("XGBoost ") + call + " failed: " + XGBGetLastError());
+  if (status != 0) throw error(std::string("XGBoost ") + call + " failed: " + xgboost().get_last_error());
 }
 
 /// The trees' target for run `r`: log2 of its held bytes, so that small and
@@ -50,10 +50,10 @@ class boosted_trees {
       throw invalid_input("boosted trees: " + std::to_string(x.size()) + " values for " + std::to_string(y.size()) +
                           " rows of " + std::to_string(cols) + " columns; expected rows x columns, at least one");
     const auto data = matrix(x, cols);
-    xgb_check(XGDMatrixSetFloatInfo(data.get(), "label", y.data(), y.size()), "XGDMatrixSetFloatInfo");
+    xgb_check(xgboost().matrix_set_float_info(data.get(), "label", y.data(), y.size()), "XGDMatrixSetFloatInfo");
     BoosterHandle b = nullptr;
     DMatrixHandle train[] = {data.get()};
-    xgb_check(XGBoosterCreate(train, 1, &b), "XGBoosterCreate");
+    xgb_check(xgboost().booster_create(train, 1, &b), "XGBoosterCreate");
     booster_.reset(b);
     const std::string params[][2] = {{"objective", "reg:squarederror"},
                                      {"tree_method", "exact"},
@@ -62,8 +62,10 @@ class boosted_trees {
                                      {"max_depth", std::to_string(o.max_depth)},
                                      {"eta", std::to_string(o.eta)},
                                      {"seed", std::to_string(o.seed)}};
-    for (const auto& [k, v] : params) xgb_check(XGBoosterSetParam(b, k.c_str(), v.c_str()), "XGBoosterSetParam");
-    for (int i = 0; i < o.rounds; ++i) xgb_check(XGBoosterUpdateOneIter(b, i, data.get()), "XGBoosterUpdateOneIter");
+    for (const auto& [k, v] : params)
+      xgb_check(xgboost().booster_set_param(b, k.c_str(), v.c_str()), "XGBoosterSetParam");
+    for (int i = 0; i < o.rounds; ++i)
+      xgb_check(xgboost().booster_update_one_iter(b, i, data.get()), "XGBoosterUpdateOneIter");
     cols_ = cols;
   }
 
@@ -77,23 +79,24 @@ class boosted_trees {
     const auto data = matrix(x, cols_);
     bst_ulong n = 0;
     const float* out = nullptr;
-    xgb_check(XGBoosterPredict(booster_.get(), data.get(), 0, 0, 0, &n, &out), "XGBoosterPredict");
+    xgb_check(xgboost().booster_predict(booster_.get(), data.get(), 0, 0, 0, &n, &out), "XGBoosterPredict");
     return {out, out + n};
   }
 
  private:
   struct matrix_free {
-    void operator()(DMatrixHandle h) const { XGDMatrixFree(h); }
+    void operator()(DMatrixHandle h) const { xgboost().matrix_free(h); }
   };
   struct booster_free {
-    void operator()(BoosterHandle h) const { XGBoosterFree(h); }
+    void operator()(BoosterHandle h) const { xgboost().booster_free(h); }
   };
   using matrix_ptr = std::unique_ptr<void, matrix_free>;
 
   static matrix_ptr matrix(std::span<const float> x, std::size_t cols) {
     DMatrixHandle h = nullptr;
-    xgb_check(XGDMatrixCreateFromMat(x.data(), x.size() / cols, cols, std::numeric_limits<float>::quiet_NaN(), &h),
-              "XGDMatrixCreateFromMat");
+    xgb_check(
+        xgboost().matrix_create_from_mat(x.data(), x.size() / cols, cols, std::numeric_limits<float>::quiet_NaN(), &h),
+        "XGDMatrixCreateFromMat");
     return matrix_ptr(h);
   }
 

@@ -311,15 +311,16 @@ work_area_sizes fft_work_area(std::uint64_t n, std::uint64_t batch) {
   dwsr::detail::cuda_check(cudaSetDevice(0), "cudaSetDevice");
   auto size_of_plan = [&](cufftType type) {
     cufftHandle h{};
-    detail::cufft_check(cufftCreate(&h), "cufftCreate");
+    const auto& fft = detail::cufft();
+    detail::cufft_check(fft.create(&h), "cufftCreate");
     long long len = static_cast<long long>(n), half = len / 2 + 1;
     long long* in = type == CUFFT_R2C ? &len : &half;
     long long* out = type == CUFFT_R2C ? &half : &len;
     std::size_t size = 0;
-    auto status = cufftSetAutoAllocation(h, 0);
+    auto status = fft.set_auto_allocation(h, 0);
     if (status == CUFFT_SUCCESS)
-      status = cufftMakePlanMany64(h, 1, &len, in, 1, *in, out, 1, *out, type, static_cast<long long>(batch), &size);
-    cufftDestroy(h);
+      status = fft.make_plan_many64(h, 1, &len, in, 1, *in, out, 1, *out, type, static_cast<long long>(batch), &size);
+    fft.destroy(h);
     detail::cufft_check(status, "cufftMakePlanMany64");
     return std::uint64_t(size);
   };

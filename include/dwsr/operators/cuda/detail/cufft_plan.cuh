@@ -25,6 +25,7 @@
 
 #include "dwsr/error.hpp"
 #include "dwsr/memory/buffer.hpp"
+#include "dwsr/operators/cuda/detail/cufft_library.hpp"
 
 namespace dwsr::operators::cuda::detail {
 
@@ -65,17 +66,18 @@ class real_fft_plan {
   real_fft_plan([[maybe_unused]] Ctx& ctx, std::uint64_t n, std::uint64_t batch, cufftType type, void* work,
                 std::uint64_t work_bytes) {
     if constexpr (Ctx::computes) {
-      cufft_check(cufftCreate(&handle_), "cufftCreate");
+      const auto& fft = cufft();
+      cufft_check(fft.create(&handle_), "cufftCreate");
       made_ = true;
       try {
-        cufft_check(cufftSetAutoAllocation(handle_, 0), "cufftSetAutoAllocation");
+        cufft_check(fft.set_auto_allocation(handle_, 0), "cufftSetAutoAllocation");
         long long len = static_cast<long long>(n), half = len / 2 + 1;
         const bool forward = type == CUFFT_R2C;
         long long* in_embed = forward ? &len : &half;
         long long* out_embed = forward ? &half : &len;
         std::size_t size = 0;
-        cufft_check(cufftMakePlanMany64(handle_, 1, &len, in_embed, 1, *in_embed, out_embed, 1, *out_embed, type,
-                                        static_cast<long long>(batch), &size),
+        cufft_check(fft.make_plan_many64(handle_, 1, &len, in_embed, 1, *in_embed, out_embed, 1, *out_embed, type,
+                                         static_cast<long long>(batch), &size),
                     "cufftMakePlanMany64");
         work_size_ = size;
         if (size > work_bytes)
@@ -83,10 +85,10 @@ class real_fft_plan {
                              std::to_string(batch) + " transforms of length " + std::to_string(n) +
                              ", above dwsr's bound of " + std::to_string(work_bytes) +
                              " bytes (operators/cuda/detail/cufft_plan.cuh); please report it");
-        cufft_check(cufftSetWorkArea(handle_, work), "cufftSetWorkArea");
-        cufft_check(cufftSetStream(handle_, ctx.stream()), "cufftSetStream");
+        cufft_check(fft.set_work_area(handle_, work), "cufftSetWorkArea");
+        cufft_check(fft.set_stream(handle_, ctx.stream()), "cufftSetStream");
       } catch (...) {
-        cufftDestroy(handle_);
+        fft.destroy(handle_);
         made_ = false;
         throw;
       }
@@ -95,13 +97,13 @@ class real_fft_plan {
   real_fft_plan(const real_fft_plan&) = delete;
   real_fft_plan& operator=(const real_fft_plan&) = delete;
   ~real_fft_plan() {
-    if (made_) cufftDestroy(handle_);
+    if (made_) cufft().destroy(handle_);
   }
 
   /// Forward: real `in` (batch x n) to the half spectra `out` (batch x (n/2 + 1)).
-  void forward(float* in, cufftComplex* out) const { cufft_check(cufftExecR2C(handle_, in, out), "cufftExecR2C"); }
+  void forward(float* in, cufftComplex* out) const { cufft_check(cufft().exec_r2c(handle_, in, out), "cufftExecR2C"); }
   /// Backward: half spectra `in` (overwritten) to real `out`, unnormalised.
-  void backward(cufftComplex* in, float* out) const { cufft_check(cufftExecC2R(handle_, in, out), "cufftExecC2R"); }
+  void backward(cufftComplex* in, float* out) const { cufft_check(cufft().exec_c2r(handle_, in, out), "cufftExecC2R"); }
   /// The work area cuFFT asked for (0 under the meta context).
   std::uint64_t work_size() const noexcept { return work_size_; }
 
