@@ -5,8 +5,10 @@ For each operator of dwsr's catalogue (or those named by --ops), on the same
 float32 cube: the NumPy/SciPy formulation of the DASF peer's CPU path (its
 `_transform_cpu`: the same library calls, parameters, axes and intermediates,
 written here from the published math), end to end in this process (np.load,
-compute, np.save of every output), and `dwsr run <op> --threads 1` end to end
-in a subprocess (process start, read, compute, write), interleaved, best of
+compute, np.save of every output), and `dwsr run <op> --threads 1 --no-sync` end
+to end in a subprocess (process start, read, compute, write; --no-sync: the
+outputs renamed into place without waiting for the disk, as np.save leaves
+them; --sync times dwsr's default fsync too), interleaved, best of
 --repeats runs each (NumPy's runs stop early once they took 20 s in all). Prints one row per operator: MB/s of each (10^6 bytes of
 float32 input per wall-clock second) and dwsr's ratio, by wall-clock and by
 CPU time (the CPU-time ratio is steadier on a loaded machine).
@@ -597,9 +599,11 @@ def run_numpy(name, fn, cube_path, out_dir):
     return time.perf_counter() - start, time.process_time() - start_cpu
 
 
-def run_dwsr(dwsr, name, cube_path, out_dir, threads):
-    """`dwsr run` in a subprocess: wall and CPU (user + system) seconds."""
+def run_dwsr(dwsr, name, cube_path, out_dir, threads, sync=False):
+    """`dwsr run` in a subprocess (--no-sync unless `sync`): wall and CPU (user + system) seconds."""
     command = [dwsr, "run", name, "--input", cube_path, "--output", out_dir, "--threads", str(threads)]
+    if not sync:
+        command.append("--no-sync")
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(process.pid, 0)
@@ -719,6 +723,8 @@ def main():
     parser.add_argument("--ops", help="comma-separated operators or families (default: all)")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs of each side, interleaved; best kept (3)")
     parser.add_argument("--threads", type=int, default=1, help="also time dwsr with this many threads (scaling column)")
+    parser.add_argument("--sync", action="store_true",
+                        help="time dwsr's default durable writes (fsync before the rename) instead of --no-sync")
     parser.add_argument("--check", action="store_true", help="first compare every output with dwsr's; exit 1 on a mismatch")
     parser.add_argument("--markdown", action="store_true", help="print the README's table, with date and machine")
     parser.add_argument("--workdir", help="directory for the cube and outputs (default: a temporary one, removed)")
@@ -798,11 +804,12 @@ def main():
             path, numpy_mb = subcube(name)
             best, numpy_seconds = {}, 0.0
             for _ in range(args.repeats):  # interleaved, so load changes hit every side alike
-                sides = [("dwsr", lambda: run_dwsr(args.dwsr, name, cube_path, dwsr_dir, 1))]
+                sides = [("dwsr", lambda: run_dwsr(args.dwsr, name, cube_path, dwsr_dir, 1, args.sync))]
                 if numpy_seconds < NUMPY_ENOUGH_SECONDS:
                     sides.insert(0, ("numpy", lambda: run_numpy(name, FAMILIES[family][name], path, numpy_dir)))
                 if args.threads > 1:
-                    sides.append(("dwsr_t", lambda: run_dwsr(args.dwsr, name, cube_path, dwsr_dir, args.threads)))
+                    sides.append(("dwsr_t",
+                                  lambda: run_dwsr(args.dwsr, name, cube_path, dwsr_dir, args.threads, args.sync)))
                 for side, run in sides:
                     wall, cpu = run()
                     numpy_seconds += wall if side == "numpy" else 0.0
@@ -851,7 +858,9 @@ def print_table(rows, args, shape, origin, skipped):
     today = datetime.date.today().isoformat()
     summary = (f"{today}, {machine()}; cube {text} float32 ({origin}); {library_versions()}; "
                f"dwsr's vector instructions: {vector_instructions(args.dwsr)}; "
-               f"one thread each, end to end (NumPy: np.load, compute, np.save; dwsr: `dwsr run`), "
+               f"one thread each, end to end (NumPy: np.load, compute, np.save; "
+               f"dwsr: `dwsr run{'' if args.sync else ' --no-sync'}`, {'fsync' if args.sync else 'no fsync'} "
+               f"before the rename{'' if args.sync else ', as np.save'}), "
                f"best of {args.repeats} interleaved runs; MB/s = 10^6 bytes of float32 input per second.")
     notes = [sub_note] if any(r["sub"] for r in rows) else []
     if skipped:

@@ -87,6 +87,7 @@ inline void add_run_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "run an operator or a graph for real and write its outputs as .npy");
   static graph_options opts;
   static std::string input, output, trace;
+  static bool no_sync = false;
   opts.add_to(*cmd);
   cmd->add_option("-i,--input", input, "a .npy (float32) or SEG-Y file, or synthetic:IxXxT[:SEED]")->required();
   cmd->add_option("-o,--output", output,
@@ -97,6 +98,11 @@ inline void add_run_command(CLI::App& app) {
   cmd->add_option("--trace", trace,
                   "write the run's events as a dwsr trace (CSV); with several workers, one file per worker "
                   "(NAME.worker<k>.csv). Outputs and traces appear together, or none of them");
+  cmd->add_flag("--no-sync", no_sync,
+                "rename the finished files into place without waiting for them to reach the disk (fsync), as "
+                "np.save writes: they still appear whole and together for every process, but a power loss or "
+                "kernel crash soon after may leave them empty or partial. Saves the disk's write time (about 20 ms "
+                "per 32 MiB on a 2-core VM)");
   cmd->callback([] {
     const auto g = opts.build();
     const auto o = opts.options();
@@ -139,7 +145,8 @@ inline void add_run_command(CLI::App& app) {
       const auto t = g.tables()[k];
       tables.push_back({paths[files.size() + k], g.nodes()[t.node].tables[t.table]});
     }
-    npy_block_sink sink(files, shape, tables);
+    const auto durable = no_sync ? dwsr::detail::durability::unsynced : dwsr::detail::durability::synced;
+    npy_block_sink sink(files, shape, tables, durable);
     std::vector<recorder> recorders(traces.size());
     std::vector<event_sink_ref> sinks(recorders.begin(), recorders.end());
     if (opts.on_cuda()) {
@@ -149,7 +156,7 @@ inline void add_run_command(CLI::App& app) {
       sink.commit_into(group);
       for (std::size_t w = 0; w < traces.size(); ++w)
         group.write(traces[w], [&](std::ostream& out) { sim::write_trace_csv(out, recorders[w].events()); });
-      group.commit();
+      group.commit(durable);
       std::vector<std::string> written;
       for (const auto& p : paths) written.push_back(p.string());
       return print_device_run(d, opts, in->source().describe(), shape, written);
@@ -160,7 +167,7 @@ inline void add_run_command(CLI::App& app) {
     sink.commit_into(group);
     for (std::size_t w = 0; w < traces.size(); ++w)
       group.write(traces[w], [&](std::ostream& out) { sim::write_trace_csv(out, recorders[w].events()); });
-    group.commit();
+    group.commit(durable);
     for (const auto& p : paths) m.files.push_back(p.string());
     const auto input_bytes = shape.voxels() * sizeof(float);
     if (opts.json)

@@ -93,6 +93,23 @@ TEST_CASE("dwsr run on the host loads neither cuFFT nor XGBoost: they load at th
   CHECK(r.err.find("libxgboost") == std::string::npos);
 }
 
+TEST_CASE("dwsr run --no-sync writes the same files, whole, without waiting for the disk") {
+  temp_dir dir;
+  const auto synced = dir / "synced", unsynced = dir / "unsynced";
+  for (const auto& [out, flag] : {std::pair{synced, ""}, std::pair{unsynced, " --no-sync"}})
+    REQUIRE(run_dwsr("run gst_3d_dip --input synthetic:6x5x40:3 --chunk 4x5x40 -w 2 --output " + out.string() + flag)
+                .status == 0);
+  const auto a = read_raw(synced / "gst_3d_dip.npy"), b = read_raw(unsynced / "gst_3d_dip.npy");
+  CHECK(a.size() == 128 + 6 * 5 * 40 * 4);
+  CHECK(a == b);
+  // Nothing but the output: no temporary stays behind (nor the lock).
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(unsynced)) left.push_back(e.path().filename().string());
+  std::sort(left.begin(), left.end());
+  CHECK(left == std::vector<std::string>{"gst_3d_dip.npy"});
+  CHECK(run_dwsr("run --help").out.find("--no-sync") != std::string::npos);
+}
+
 TEST_CASE("dwsr plan reports the meta execution's peak and events") {
   const auto r = run_dwsr("plan envelope --shape 128x128x512 --threads 2 --json");
   REQUIRE(r.status == 0);

@@ -98,6 +98,23 @@ TEST_CASE("commit_group: a run's files appear together, or none of them") {
     CHECK(read_raw(dir / "t.csv") == "T");
     CHECK(dir.entries().size() == 2);
   }
+  SECTION("unsynced: the same files, renamed without waiting for the disk") {
+    commit_group group;
+    group.write(dir / "a.npy", [](std::ostream& out) { out << "A"; });
+    group.write(dir / "t.csv", [](std::ostream& out) { out << "T"; });
+    group.commit(dwsr::detail::durability::unsynced);
+    CHECK(read_raw(dir / "a.npy") == "A");
+    CHECK(read_raw(dir / "t.csv") == "T");
+    CHECK(dir.entries() == std::vector<std::string>{"a.npy", "t.csv"});  // no temporary left
+  }
+  SECTION("unsynced, a target taken by a directory: none of the files appear either") {
+    std::filesystem::create_directory(dir / "z.csv");
+    commit_group group;
+    group.write(dir / "a.npy", [](std::ostream& out) { out << "A"; });
+    group.write(dir / "z.csv", [](std::ostream& out) { out << "Z"; });
+    CHECK_THROWS_WITH(group.commit(dwsr::detail::durability::unsynced), Catch::Contains("z.csv"));
+    CHECK(dir.entries() == std::vector<std::string>{"z.csv"});
+  }
   SECTION("one file fails to be written: the others are not committed") {
     {
       commit_group group;

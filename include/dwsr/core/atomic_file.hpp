@@ -176,6 +176,13 @@ void write_atomically(const std::filesystem::path& path, Write&& write) {
   file.commit();
 }
 
+/// Whether a commit waits for the files to reach the disk before renaming them.
+enum class durability {
+  synced,    ///< fsync each file first: on disk, whole, before its name appears (the default)
+  unsynced,  ///< rename only (as np.save writes): whole for every process at once, but a
+             ///< power loss or kernel crash soon after may leave a renamed file empty or partial
+};
+
 /// The files of one run, committed together: each is written whole under its
 /// temporary name first, and only once every one of them is complete and
 /// synced are they renamed into place. An error before that (a full disk, an
@@ -200,13 +207,14 @@ class commit_group {
     add(std::move(file));
   }
 
-  /// Syncs every file, checks every target, then renames them all; throws
-  /// io_error naming the file at fault, leaving none of the group's files
-  /// (neither temporaries nor targets of this group).
-  void commit() {
+  /// Syncs every file (unless `d` is unsynced), checks every target, then
+  /// renames them all; throws io_error naming the file at fault, leaving none
+  /// of the group's files (neither temporaries nor targets of this group).
+  void commit(durability d = durability::synced) {
     std::size_t published = 0;
     try {
-      for (auto& f : files_) f.sync();
+      if (d == durability::synced)
+        for (auto& f : files_) f.sync();
       for (auto& f : files_)
         if (std::filesystem::is_directory(f.target()))
           throw io_error(f.describe("cannot write: a directory of that name exists"));

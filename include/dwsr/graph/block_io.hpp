@@ -161,7 +161,9 @@ class memory_block_sink final : public block_sink {
 /// output is never held in memory. Files are written under temporary names
 /// (core/atomic_file.hpp) and renamed into place, all together, by commit() or
 /// with a run's other files by commit_into(); without either (an error), they
-/// are removed.
+/// are removed. Synced (the default), each block is handed to the kernel's
+/// writeback as soon as it is written, so that the final fsync has little
+/// left to wait for.
 class npy_block_sink final : public block_sink {
  public:
   struct file_spec {
@@ -173,7 +175,9 @@ class npy_block_sink final : public block_sink {
     std::filesystem::path path;
     table_spec table;
   };
-  npy_block_sink(std::vector<file_spec> files, shape3 shape, std::vector<table_file_spec> tables = {}) : shape_(shape) {
+  npy_block_sink(std::vector<file_spec> files, shape3 shape, std::vector<table_file_spec> tables = {},
+                 detail::durability durable = detail::durability::synced)
+      : shape_(shape), durable_(durable) {
     for (auto& t : tables) {
       detail::check_table_spec(t.table);
       auto& spilled = *tables_.emplace_back(std::make_unique<spilled_table>(std::move(t.path), std::move(t.table)));
@@ -229,8 +233,9 @@ class npy_block_sink final : public block_sink {
         });
     // Start writing the block back now, while the next blocks compute, so
     // that commit()'s fsync finds little left to wait for. A hint: an error
-    // here is fsync's to report.
-    if (end > first) ::sync_file_range(f.fd, off_t(first), off_t(end - first), SYNC_FILE_RANGE_WRITE);
+    // here is fsync's to report. Unsynced, the kernel writes back in its time.
+    if (durable_ == detail::durability::synced && end > first)
+      ::sync_file_range(f.fd, off_t(first), off_t(end - first), SYNC_FILE_RANGE_WRITE);
   }
 
   void write_table(std::size_t table, const block& b, const void* rows, std::uint64_t count) override {
@@ -268,7 +273,7 @@ class npy_block_sink final : public block_sink {
   void commit() {
     detail::commit_group group;
     commit_into(group);
-    group.commit();
+    group.commit(durable_);
   }
 
   /// Hands every complete file to `group`, to be committed with the run's
@@ -348,6 +353,7 @@ class npy_block_sink final : public block_sink {
   }
 
   shape3 shape_;
+  detail::durability durable_;
   std::vector<open_file> files_;
   std::vector<std::unique_ptr<spilled_table>> tables_;
 };
