@@ -5,12 +5,15 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "dwsr/exec/host_context.hpp"
 #include "dwsr/graph/block_io.hpp"
+#include "dwsr/graph/chunked.hpp"
 #include "dwsr/io/synthetic.hpp"
 #include "io/temp_dir.hpp"
 #include "operators/operator_test_support.hpp"
@@ -73,6 +76,34 @@ TEST_CASE("block sources: every block's extended window is the cube's voxels, fr
       CHECK(got == expected);
     }
   }
+}
+
+TEST_CASE("a large window is read by all of a worker's threads: the same voxels, from .npy and synthetic",
+          "[graph][block_io]") {
+  test::temp_dir dir;
+  const shape3 s{12, 16, 16384};  // 1 MiB an inline: the blocks' 9-inline windows pass parallel_read_bytes
+  std::vector<float> cube(s.voxels());
+  io::generate_synthetic(s, 5, cube.data());
+  io::write_npy(dir / "c.npy", cube_view<const float>(cube.data(), s));
+  const npy_block_source file(dir / "c.npy");
+  const auto synthetic = open_blocks("synthetic:12x16x16384:5");
+  const chunking c(s, {6, 16, 16384}, {3, 0, 0});
+  event_bus bus;
+  for (std::size_t threads : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{4}})
+    for (std::uint64_t k = 0; k < c.count(); ++k) {
+      host_context ctx(bus, {.threads = threads});
+      const auto b = c.at(k);
+      INFO(threads << " threads, block " << k);
+      REQUIRE(b.extended().voxels() * sizeof(float) >= detail::parallel_read_bytes);
+      const auto expected = test::sub_cube(cube, s, b.ext_begin, b.ext_end);
+      for (const block_source* source :
+           {static_cast<const block_source*>(&file), static_cast<const block_source*>(synthetic.get())}) {
+        std::vector<float> got(b.extended().voxels(), -1.0f);
+        detail::read_window(ctx, *source, b, got.data());
+        const auto differ = std::mismatch(got.begin(), got.end(), expected.begin()).first - got.begin();
+        CHECK(std::uint64_t(differ) == got.size());  // the first voxel that differs, if any
+      }
+    }
 }
 
 TEST_CASE("block sinks: each block writes its interior alone, at its place, to memory and to .npy",

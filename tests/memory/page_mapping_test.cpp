@@ -13,6 +13,8 @@
 #include <cstring>
 #include <vector>
 
+#include "dwsr/exec/host_context.hpp"
+#include "dwsr/memory/event_bus.hpp"
 #include "dwsr/memory/page_mapping.hpp"
 
 using namespace dwsr;
@@ -47,4 +49,36 @@ TEST_CASE("a mapping is whole zeroed pages, resident at once, huge-page aligned 
     CHECK(gone == -1);
   }
   detail::unmap(nullptr, 100);  // nothing to return
+}
+
+TEST_CASE("a host context of several threads populates large buffers among them: resident, zeroed, whole") {
+  const auto page = std::uint64_t(::sysconf(_SC_PAGESIZE));
+  event_bus bus;
+  for (std::size_t threads : {std::size_t{1}, std::size_t{2}, std::size_t{3}}) {
+    host_context ctx(bus, {.threads = threads});
+    // Below the split, split evenly, and split with a short last piece and an unaligned tail.
+    for (std::uint64_t bytes :
+         {std::uint64_t{5000}, 4 * detail::huge_page_bytes, 13 * detail::huge_page_bytes + 12345}) {
+      INFO(threads << " threads, " << bytes << " bytes");
+      auto b = ctx.allocate<unsigned char>(bytes, buffer_role::temporary);
+      const auto size = detail::mapped_bytes(bytes);
+      std::vector<unsigned char> resident(size / page);
+      REQUIRE(::mincore(b.data(), size, resident.data()) == 0);
+      CHECK(std::all_of(resident.begin(), resident.end(), [](unsigned char r) { return (r & 1) != 0; }));
+      bool zero = true;
+      for (std::uint64_t k = 0; k < bytes; k += 997) zero = zero && b.data()[k] == 0;
+      CHECK(zero);
+      CHECK(b.data()[bytes - 1] == 0);
+    }
+  }
+}
+
+TEST_CASE("a mapping whose population fails is returned, not handed out") {
+  std::uint64_t asked = 0;
+  void* p = detail::map_populated(3 * detail::huge_page_bytes, [&](char*, std::uint64_t size) {
+    asked = size;
+    return false;
+  });
+  CHECK(p == nullptr);
+  CHECK(asked == 3 * detail::huge_page_bytes);
 }

@@ -19,6 +19,7 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -99,13 +100,36 @@ class host_context : public context_base {
   /// derived from this one allocate through it.
   void* obtain(const event& admitted) {
     if (admitted.bytes == 0) return nullptr;
-    void* p = detail::map_populated(admitted.bytes);
+    void* p = detail::map_populated(admitted.bytes,
+                                    [this](char* at, std::uint64_t size) { return populate_split(at, size); });
     if (!p) {
       retire(admitted);
       throw out_of_memory(options().name + ": the system refused " + std::to_string(admitted.bytes) + " bytes",
                           admitted.bytes, options().budget);
     }
     return p;
+  }
+  /// Populates [at, at + size) (whole huge pages), split among the threads
+  /// when it spans at least two huge pages per thread: on the control thread
+  /// alone, zeroing the pages of a worker's large buffers is serial time
+  /// that its other threads wait through.
+  bool populate_split(char* at, std::uint64_t size) noexcept {
+    const auto pieces = std::min<std::uint64_t>(threads(), size / (2 * detail::huge_page_bytes));
+    if (pieces < 2) return detail::populate(at, size);
+    const auto piece =
+        (size / pieces + detail::huge_page_bytes - 1) / detail::huge_page_bytes * detail::huge_page_bytes;
+    std::atomic<bool> ok = true;
+    try {
+      arena_.execute([&] {
+        tbb::parallel_for(std::uint64_t{0}, pieces, [&](std::uint64_t k) {
+          const auto begin = k * piece;
+          if (begin < size && !detail::populate(at + begin, std::min(piece, size - begin))) ok = false;
+        });
+      });
+    } catch (...) {
+      return false;  // TBB could not run the tasks (no memory for them)
+    }
+    return ok;
   }
   /// Emits the free event, then unmaps memory from obtain() (in that order, so
   /// that a sink sampling the process's memory sees the buffer still held).

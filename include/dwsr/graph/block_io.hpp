@@ -34,7 +34,9 @@ class block_source {
  public:
   virtual ~block_source() = default;
   virtual shape3 shape() const = 0;
-  /// Fills dst (block.extended() voxels) with the block's extended window; thread-safe.
+  /// Fills dst (block.extended() voxels) with the block's extended window;
+  /// thread-safe. A run may read a window in parts, a slab of its inlines
+  /// each, from several threads at once (b.ext_begin and b.ext_end say which).
   virtual void read(const block& b, float* dst) const = 0;
 };
 

@@ -79,6 +79,36 @@ namespace detail {
   throw out_of_memory(what + ", in " + where, e.requested(), e.budget());
 }
 
+/// Windows of at least this many bytes are read by all of a host worker's threads.
+inline constexpr std::uint64_t parallel_read_bytes = std::uint64_t{8} << 20;
+
+/// Reads block b's extended window into dst. On the host with several
+/// threads, a large window's inlines are split among them: copying out of the
+/// page cache is bound by one core's copy rate (32 MiB: 6.5 ms on the 2-core
+/// EPYC VM), so T threads copy side by side. No allocation: the events are
+/// the same.
+template <class Ctx>
+void read_window(Ctx& ctx, const block_source& input, const block& b, float* dst) {
+  const auto ext = b.extended();
+  if constexpr (!on_device<Ctx>) {
+    if (ctx.threads() > 1 && ext.inlines > 1 && ext.voxels() * sizeof(float) >= parallel_read_bytes) {
+      const auto slab = ext.crosslines * ext.samples;  // voxels per inline of the window
+      const auto grain = (ext.inlines + ctx.threads() - 1) / ctx.threads();
+      ctx.parallel_for(
+          ext.inlines,
+          [&](std::uint64_t first, std::uint64_t last, std::size_t) {
+            block part = b;  // the window's inlines [first, last)
+            part.ext_begin[0] = b.ext_begin[0] + first;
+            part.ext_end[0] = b.ext_begin[0] + last;
+            input.read(part, dst + first * slab);
+          },
+          grain);
+      return;
+    }
+  }
+  input.read(b, dst);
+}
+
 /// Reductions as the run phase sees them: after the reduction phases, the
 /// reducing nodes' (filled in by the real run; the plan's allocations never
 /// depend on the values); none when the schedule has no reduction phase.
@@ -372,8 +402,8 @@ chunked_result run_chunked(const chunked_schedule& s, const block_source& input,
         s.for_each_block(w, [&](const block& b) {
           if (failed) return;
           run_step(
-              *workers[w]->ctx, s, ph, b, reductions, &acc, &reduce_lock, [&](float* dst) { input.read(b, dst); },
-              ph.reduces() ? nullptr : sink);
+              *workers[w]->ctx, s, ph, b, reductions, &acc, &reduce_lock,
+              [&](float* dst) { detail::read_window(*workers[w]->ctx, input, b, dst); }, ph.reduces() ? nullptr : sink);
           if (on_block && !ph.reduces()) {
             std::lock_guard lock(progress_lock);
             on_block(b);
