@@ -109,7 +109,7 @@ class host_context : public context_base {
     }
     return p;
   }
-  /// Populates [at, at + size) (whole huge pages), split among the threads
+  /// Populates [at, at + size) (a huge-page aligned mapping), split among the threads
   /// when it spans at least two huge pages per thread: on the control thread
   /// alone, zeroing the pages of a worker's large buffers is serial time
   /// that its other threads wait through.
